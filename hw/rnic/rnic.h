@@ -1,0 +1,352 @@
+/*
+ * rnic: emulated RoCEv2 RNIC -- device-internal interfaces
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The device is split by concern:
+ *   rnic.c        PCI/QOM glue: properties, BARs, MSI-X, reset, netdev hookup
+ *   rnic-regs.c   BAR0 register table and the command-queue engine
+ *   rnic-cmd.c    the command handlers (objects, QP state machine)
+ *   rnic-queue.c  doorbells, CQ/EQ posting, the bottom half
+ *   rnic-mem.c    page lists, MR table, key checks, SGE copies
+ *   rnic-req.c    RoCEv2 requester (SQ -> packets, retransmission)
+ *   rnic-comp.c   RoCEv2 completer (ACK/NAK/read responses -> CQEs)
+ *   rnic-resp.c   RoCEv2 responder (requests -> memory, ACKs, reads)
+ *   rnic-net.c    netdev path: classify, loopback, loss, Ethernet rings
+ *   rnic-wire.c   pure packet codec, ICRC and PSN math (unit tested)
+ *
+ * Everything runs under the BQL: MMIO handlers, the bottom half, timers
+ * and netdev receive all take it, so object tables need no other lock.
+ */
+#ifndef HW_RNIC_H
+#define HW_RNIC_H
+
+#include "hw/pci/pci_device.h"
+#include "net/net.h"
+#include "qemu/timer.h"
+#include "qemu/queue.h"
+#include "rnic-abi.h"
+
+#define TYPE_RNIC "rnic"
+OBJECT_DECLARE_SIMPLE_TYPE(RnicState, RNIC)
+
+#define RNIC_MSIX_VECTOR_DEFAULT    8
+#define RNIC_MAX_MSIX_VECTORS       64
+
+/* A guest value was refused: trace, LOG_GUEST_ERROR, count. */
+#define RNIC_GUEST_ERR(s, fmt, ...)                                        \
+    do {                                                                   \
+        (s)->cnt[RNIC_CNT_GUEST_ERR]++;                                    \
+        qemu_log_mask(LOG_GUEST_ERROR, "rnic: " fmt "\n", ## __VA_ARGS__); \
+    } while (0)
+
+/* Host copy of a guest page list; translation never re-reads the guest. */
+typedef struct RnicPbl {
+    uint64_t *pages;            /* DMA address of each page */
+    uint32_t npages;
+    uint8_t page_shift;
+} RnicPbl;
+
+/* A ring of fixed-size entries in guest memory. */
+typedef struct RnicRing {
+    RnicPbl pbl;
+    uint32_t log_size;          /* entries = 1 << log_size */
+    uint32_t stride;            /* bytes per entry */
+    uint32_t first_page;        /* CQ rings skip the dbrec page */
+} RnicRing;
+
+typedef struct RnicUctx {
+    bool valid;
+} RnicUctx;
+
+typedef struct RnicPD {
+    bool valid;
+    uint16_t uctx;
+    uint32_t refcnt;            /* QPs, MRs, SRQs, MWs using it */
+} RnicPD;
+
+typedef struct RnicEQ {
+    bool valid;
+    RnicRing ring;
+    uint32_t pi;                /* next entry the device writes */
+    uint32_t ci;                /* last consumer index from the doorbell */
+    bool armed;
+    uint16_t vector;
+    uint32_t lost;              /* events dropped while full */
+    uint32_t refcnt;            /* CQs naming it */
+} RnicEQ;
+
+typedef struct RnicCQ {
+    bool valid;
+    uint16_t uctx;
+    RnicRing ring;
+    uint32_t pi;                /* next CQE index the device writes */
+    uint32_t ci;                /* consumer index last seen */
+    uint32_t eqn;
+    bool armed;
+    bool armed_solicited;
+    bool overrun;               /* CQ_ERR raised; no more CQEs */
+    uint32_t refcnt;            /* QPs using it */
+} RnicCQ;
+
+typedef struct RnicMR {
+    bool valid;
+    uint8_t key;                /* low byte of lkey/rkey */
+    uint16_t uctx;
+    uint32_t pdn;
+    uint32_t access;            /* RNIC_ACCESS_* */
+    uint32_t flags;             /* RNIC_MR_FLAG_* */
+    uint64_t iova;
+    uint64_t length;
+    RnicPbl pbl;                /* empty for PHYS */
+    uint32_t max_pages;         /* FAST_REG capacity */
+    bool fr_valid;              /* FAST_REG: registered and not invalidated */
+} RnicMR;
+
+/* One work queue (SQ, RQ or SRQ); indices are free-running. */
+typedef struct RnicWq {
+    RnicRing ring;
+    uint32_t pi;                /* from the doorbell */
+    uint32_t ci;                /* oldest WQE not yet completed */
+    uint32_t max_sge;
+} RnicWq;
+
+typedef struct RnicSRQ {
+    bool valid;
+    uint16_t uctx;
+    uint32_t pdn;
+    RnicWq wq;
+    uint32_t limit;
+    uint32_t refcnt;
+} RnicSRQ;
+
+/* Host-order copy of struct rnic_av plus what the GID table adds. */
+typedef struct RnicAV {
+    uint8_t dgid[16];
+    uint8_t dmac[6];
+    uint8_t sgid_index;
+    uint8_t hop_limit;
+    uint32_t flow_label;
+    uint8_t traffic_class;
+    uint8_t net_type;
+} RnicAV;
+
+typedef struct RnicGid {
+    bool valid;
+    uint8_t type;               /* enum rnic_gid_type */
+    uint8_t gid[16];
+    uint8_t mac[6];
+    uint16_t vlan_id;
+} RnicGid;
+
+typedef struct RnicTransport RnicTransport; /* private to the transport */
+
+typedef struct RnicQP {
+    uint32_t qpn;
+    uint16_t uctx;
+    uint8_t type;               /* enum rnic_qp_type */
+    uint8_t state;              /* enum rnic_qp_state */
+    uint32_t flags;             /* RNIC_QP_FLAG_* */
+    uint32_t pdn;
+    uint32_t send_cqn;
+    uint32_t recv_cqn;
+    uint32_t srqn;              /* 0: none */
+    uint16_t max_inline;
+    uint32_t max_send_sge;
+    uint32_t max_recv_sge;
+
+    /* Attributes from MODIFY_QP, host order. */
+    uint32_t qkey;
+    uint32_t dest_qpn;
+    uint32_t rq_psn;
+    uint32_t sq_psn;
+    uint32_t access_flags;
+    uint8_t path_mtu;           /* enum rnic_mtu */
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+    uint8_t max_rd_atomic;
+    uint8_t max_dest_rd_atomic;
+    uint8_t en_sqd_async_notify;
+    uint8_t port_num;
+    uint16_t pkey_index;
+    RnicAV av;
+
+    RnicWq sq;
+    RnicWq rq;                  /* unused with an SRQ */
+
+    bool scheduled;             /* on RnicState.work_list */
+    QTAILQ_ENTRY(RnicQP) work_next;
+
+    RnicTransport *tp;
+} RnicQP;
+
+struct RnicState {
+    PCIDevice parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion db;
+    MemoryRegion msix;
+    NICState *nic;
+    NICConf conf;
+
+    /* Properties (limits reported by QUERY_DEVICE). */
+    struct {
+        uint16_t vendor_id;
+        uint16_t device_id;
+        uint32_t max_qp;
+        uint32_t max_cq;
+        uint32_t max_mr;
+        uint32_t max_pd;
+        uint32_t max_srq;
+        uint32_t max_mw;
+        uint32_t max_uctx;
+        uint32_t max_eq;
+        uint32_t max_sge;
+        uint32_t max_qp_wr;
+        uint32_t max_cqe;
+        uint64_t max_mr_size;
+        uint32_t max_mr_pages;
+        uint32_t max_inline;
+        uint32_t max_gid;
+        uint32_t max_rd_atom;
+        uint32_t msix_vectors;
+        uint32_t loss;          /* egress drop percentage, 0..100 */
+        uint32_t loss_seed;
+    } prop;
+
+    /* Registers. */
+    uint32_t ctrl;
+    uint32_t status;
+    uint32_t fatal_code;
+    uint64_t cmdq_base;
+    uint32_t cmdq_log_size;
+    uint32_t cmdq_pi;
+    uint32_t cmdq_ci;
+    uint64_t txq_base;
+    uint32_t txq_log_size;
+    uint32_t txq_pi;
+    uint32_t txq_ci;
+    uint64_t rxq_base;
+    uint32_t rxq_log_size;
+    uint32_t rxq_pi;
+    uint32_t rxq_ci;
+    uint32_t net_ctrl;
+    uint32_t net_irq_mask;
+    uint32_t net_vector;
+    uint32_t cnt_hi_latch;
+
+    uint64_t cnt[RNIC_CNT_MAX];
+
+    /* Object tables, indexed by handle; sized from the properties. */
+    RnicUctx *uctx;             /* [max_uctx + 1] */
+    RnicPD *pd;                 /* [max_pd + 1] */
+    RnicCQ *cq;                 /* [max_cq + 1] */
+    RnicEQ *eq;                 /* [max_eq] */
+    RnicMR *mr;                 /* [max_mr + 1] */
+    RnicSRQ *srq;               /* [max_srq + 1] */
+    RnicQP **qp;                /* [max_qp + 2], allocated on create */
+    RnicGid *gid;               /* [max_gid] */
+
+    QEMUBH *bh;                 /* commands, doorbells, ring work */
+    bool cmd_pending;
+    QTAILQ_HEAD(, RnicQP) work_list;
+
+    uint32_t loss_state;        /* PRNG for the loss property */
+};
+
+/* rnic-regs.c */
+extern const MemoryRegionOps rnic_regs_ops;
+void rnic_regs_reset(RnicState *s);
+void rnic_cmdq_run(RnicState *s);
+
+/* rnic-cmd.c: one command; returns enum rnic_cmd_status. */
+uint8_t rnic_cmd_exec(RnicState *s, const struct rnic_cmd *cmd,
+                      uint32_t out[6]);
+void rnic_objects_reset(RnicState *s);
+RnicQP *rnic_qp_get(RnicState *s, uint32_t qpn);
+RnicCQ *rnic_cq_get(RnicState *s, uint32_t cqn);
+RnicSRQ *rnic_srq_get(RnicState *s, uint32_t srqn);
+int rnic_gid_find(RnicState *s, const uint8_t gid[16]);
+
+/* rnic-queue.c */
+extern const MemoryRegionOps rnic_db_ops;
+void rnic_schedule(RnicState *s);
+void rnic_bh(void *opaque);
+void rnic_qp_schedule(RnicState *s, RnicQP *qp);
+/* Writes one CQE (fields in host order, owner set here); false if full. */
+bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *cqe);
+void rnic_eq_post(RnicState *s, uint32_t eqn, uint8_t type, uint32_t obj,
+                  uint32_t data);
+void rnic_irq(RnicState *s, unsigned vector);
+/* Moves a QP to ERR, flushes it and raises the async event (0: none). */
+void rnic_qp_fatal(RnicState *s, RnicQP *qp, uint8_t eqe_type);
+
+/* rnic-mem.c */
+typedef enum RnicMemErr {
+    RNIC_MEM_OK = 0,
+    RNIC_MEM_BAD_KEY,           /* no such key, or key byte differs */
+    RNIC_MEM_BAD_PD,            /* MR belongs to another PD */
+    RNIC_MEM_NO_ACCESS,         /* access right missing */
+    RNIC_MEM_BOUNDS,            /* outside [iova, iova + length) */
+    RNIC_MEM_DMA,               /* the guest address did not answer */
+} RnicMemErr;
+const char *rnic_mem_err_str(RnicMemErr err);
+
+uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
+                      uint32_t max_pages, RnicPbl *out);
+void rnic_pbl_free(RnicPbl *pbl);
+/* DMA address of byte 'off' of a page list; false if out of range. */
+bool rnic_pbl_addr(const RnicPbl *pbl, uint64_t off, uint64_t *addr,
+                   uint64_t *contig);
+uint64_t rnic_ring_entry(const RnicRing *ring, uint32_t idx);
+bool rnic_ring_read(RnicState *s, const RnicRing *ring, uint32_t idx,
+                    void *buf, size_t len);
+bool rnic_ring_write(RnicState *s, const RnicRing *ring, uint32_t idx,
+                     size_t off, const void *buf, size_t len);
+
+RnicMemErr rnic_mr_check(RnicState *s, uint32_t key, uint32_t pdn,
+                         uint32_t access, uint64_t va, uint64_t len,
+                         RnicMR **out);
+/* Copies between 'buf' and [va, va + len) of a checked MR. */
+RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,
+                        uint64_t len, bool to_guest);
+
+/* Host-order SGE. */
+typedef struct RnicSge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+} RnicSge;
+
+/*
+ * Copies 'len' bytes starting at byte 'off' of the SGE list to or from
+ * 'buf', checking every lkey against 'pdn' and 'access'.
+ */
+RnicMemErr rnic_sgl_copy(RnicState *s, uint32_t pdn, uint32_t access,
+                         const RnicSge *sge, unsigned nsge, uint64_t off,
+                         void *buf, uint64_t len, bool to_guest);
+
+/* rnic-net.c */
+ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len);
+bool rnic_net_can_receive(NetClientState *nc);
+/* Sends one RoCE frame: loss injection, loopback, or the netdev. */
+void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len);
+void rnic_net_tx_run(RnicState *s);
+void rnic_net_reset(RnicState *s);
+
+/* Transport (rnic-req.c, rnic-comp.c, rnic-resp.c). */
+bool rnic_tp_qp_init(RnicState *s, RnicQP *qp);      /* at CREATE_QP */
+void rnic_tp_qp_fini(RnicState *s, RnicQP *qp);      /* at DESTROY_QP */
+/* After MODIFY_QP applied attributes and moved from 'old_state'. */
+void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
+                         uint32_t attr_mask);
+/* Completes every outstanding SQ/RQ WQE with WR_FLUSH_ERR (QP in ERR). */
+void rnic_tp_qp_flush(RnicState *s, RnicQP *qp);
+/* Requester and RQ work for one QP; decrements *budget per WQE/packet. */
+void rnic_tp_qp_run(RnicState *s, RnicQP *qp, int *budget);
+/* One RoCEv2 frame addressed to this device. */
+void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len);
+
+#endif /* HW_RNIC_H */
