@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Shared helpers for the rnic build and test scripts: paths, logged steps,
+# input stamps and host package installation.  Sourced by scripts/rnic.sh.
+
+RNIC_ROOT=${RNIC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+CACHE=${RNIC_CACHE:-$RNIC_ROOT/.cache}
+LOGS=$CACHE/logs
+STAMPS=$CACHE/stamps
+PY=/usr/bin/python3
+
+mkdir -p "$LOGS" "$STAMPS"
+
+# Print a path relative to the repository root when it lies inside it.
+rel() {
+    case $1 in
+        "$RNIC_ROOT"/*) printf '%s\n' "${1#"$RNIC_ROOT"/}" ;;
+        *) printf '%s\n' "$1" ;;
+    esac
+}
+
+note() { printf 'rnic: %s\n' "$*"; }
+
+die() {
+    printf 'rnic: %s\n' "$*" >&2
+    exit 1
+}
+
+# Child process of the step that is currently running, so that a signal
+# can take its whole process group down.
+RNIC_STEP_PID=
+
+on_signal() {
+    local sig=$1
+    trap - INT TERM HUP
+    if [ -n "$RNIC_STEP_PID" ]; then
+        kill -TERM -- "-$RNIC_STEP_PID" 2>/dev/null
+        # Give the step (e.g. the VM launcher) a moment to clean up.
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            kill -0 -- "-$RNIC_STEP_PID" 2>/dev/null || break
+            sleep 0.5
+        done
+        kill -KILL -- "-$RNIC_STEP_PID" 2>/dev/null
+    fi
+    printf 'rnic: interrupted by SIG%s\n' "$sig" >&2
+    exit 130
+}
+
+install_signal_traps() {
+    trap 'on_signal INT' INT
+    trap 'on_signal TERM' TERM
+    trap 'on_signal HUP' HUP
+}
+
+# run_step NAME LOGNAME COMMAND...
+#
+# Runs COMMAND (usually a shell function) in its own process group with all
+# output sent to .cache/logs/LOGNAME.log.  On failure prints exactly one line
+# naming the step and the log file, and exits non-zero.
+run_step() {
+    local name=$1 logname=$2
+    shift 2
+    local log=$LOGS/$logname.log
+    local start=$SECONDS rc
+    printf 'rnic: %s ...\n' "$name"
+    set -m
+    ( set -e; "$@" ) >"$log" 2>&1 </dev/null &
+    RNIC_STEP_PID=$!
+    set +m
+    set +e
+    wait "$RNIC_STEP_PID"
+    rc=$?
+    set -e
+    RNIC_STEP_PID=
+    if [ "$rc" -ne 0 ]; then
+        printf "rnic: step '%s' failed, see %s\n" "$name" "$(rel "$log")" >&2
+        exit 1
+    fi
+    printf 'rnic: %s done (%ss)\n' "$name" "$((SECONDS - start))"
+}
+
+# run_fg NAME COMMAND...
+#
+# Like run_step, but the command's output goes to the terminal (used for the
+# demo and the test suite, whose output is the point).  The command itself
+# is responsible for naming its failing step and log.
+run_fg() {
+    local name=$1 rc
+    shift
+    set -m
+    "$@" </dev/null &
+    RNIC_STEP_PID=$!
+    set +m
+    set +e
+    wait "$RNIC_STEP_PID"
+    rc=$?
+    set -e
+    RNIC_STEP_PID=
+    return "$rc"
+}
+
+# hash_inputs PATH... -- prints one hash over the names and contents of all
+# files below the given paths (missing paths hash as absent).  Extra strings
+# may be given with 'str:TEXT'.
+hash_inputs() {
+    local p
+    {
+        for p in "$@"; do
+            case $p in
+                str:*) printf 'string %s\n' "${p#str:}" ;;
+                *)
+                    if [ -e "$p" ]; then
+                        find -L "$p" -type f -not -name '*.pyc' -print0 2>/dev/null |
+                            LC_ALL=C sort -z | xargs -0 -r sha256sum
+                    else
+                        printf 'absent %s\n' "$p"
+                    fi
+                    ;;
+            esac
+        done
+    } | sed "s|$RNIC_ROOT/||g" | sha256sum | cut -c1-16
+}
+
+stamp_ok() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
+stamp_set() { printf '%s\n' "$2" >"$STAMPS/$1"; }
+stamp_clear() { rm -f "$STAMPS/$1"; }
+
+# Git identity for the throw-away repositories under .cache/src.
+git_local() {
+    git -c user.name='rnic build' -c user.email='rnic-build@localhost' \
+        -c advice.detachedHead=false -c init.defaultBranch=main "$@"
+}

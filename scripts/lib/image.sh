@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The guest image: a Debian trixie root file system made with debootstrap,
+# then our files (init, test helpers, kernel module, provider) on top, then
+# an ext4 image made without loop devices (mkfs.ext4 -d).  The VMs boot the
+# guest's own kernel with -kernel/-initrd and share the image read-only
+# (-snapshot).
+#
+# Two layers, each rebuilt only when its inputs change:
+#   base:  debootstrap (package list, this file)           .cache/image/base
+#   final: base + our files, as rootfs.img, vmlinuz, initrd .cache/image/
+
+IMG=$CACHE/image
+IMG_BASE=$IMG/base
+IMG_WORK=$IMG/work
+IMG_DEBS=$CACHE/debs
+IMAGE_FILE=$IMG/rootfs.img
+IMAGE_KERNEL=$IMG/vmlinuz
+IMAGE_INITRD=$IMG/initrd.img
+IMAGE_SIZE=${RNIC_IMAGE_SIZE:-3G}
+GUEST_SUITE=trixie
+GUEST_MIRROR=${RNIC_GUEST_MIRROR:-http://deb.debian.org/debian}
+PACKAGES_FILE=$RNIC_ROOT/scripts/image-packages.txt
+# Bump to force a new base when the recipe below changes.
+IMAGE_BASE_RECIPE=3
+
+image_packages() {
+    sed -e 's/#.*//' "$PACKAGES_FILE" | tr -s ' \t\n' '\n' | sed '/^$/d' | LC_ALL=C sort -u
+}
+
+# Kernel release installed in a root file system.
+guest_kernel_release() {
+    local root=$1
+    find "$root/lib/modules" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | LC_ALL=C sort -V | tail -n1
+}
+
+base_hash() {
+    hash_inputs "$PACKAGES_FILE" "str:$GUEST_SUITE $IMAGE_BASE_RECIPE"
+}
+
+step_image_base() {
+    local h
+    h=$(base_hash)
+    if stamp_ok image-base "$h" && [ -d "$IMG_BASE/lib/modules" ]; then
+        echo "base root file system unchanged"
+        return 0
+    fi
+    stamp_clear image-base
+    rm -rf "$IMG_BASE" "$IMG_BASE.tmp"
+    mkdir -p "$IMG" "$IMG_DEBS"
+    local include
+    include=$(image_packages | paste -sd, -)
+    echo "packages: $include"
+    timeout 3600 debootstrap --variant=minbase --merged-usr --components=main \
+        --cache-dir="$IMG_DEBS" --include="$include" \
+        "$GUEST_SUITE" "$IMG_BASE.tmp" "$GUEST_MIRROR"
+
+    local r=$IMG_BASE.tmp
+    # Small initrd that can mount ext4 from virtio-blk: a fixed module list
+    # (MODULES=dep cannot see the VM's hardware from a chroot).
+    cat >"$r/etc/initramfs-tools/conf.d/rnic.conf" <<'CONF'
+MODULES=list
+COMPRESS=zstd
+CONF
+    cat >"$r/etc/initramfs-tools/modules" <<'MODS'
+virtio_pci
+virtio_blk
+ext4
+crc32c_generic
+MODS
+    chroot "$r" update-initramfs -u -k all
+    echo 'rnic' >"$r/etc/hostname"
+    printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' >"$r/etc/hosts"
+    printf '/dev/vda / ext4 rw,relatime 0 1\n' >"$r/etc/fstab"
+    # No password for root: these VMs only ever run our test commands.
+    chroot "$r" passwd -d root >/dev/null
+    chroot "$r" apt-get clean
+    rm -rf "$r/var/lib/apt/lists/"* "$r/var/cache/apt/"*.bin
+    mv "$r" "$IMG_BASE"
+    stamp_set image-base "$h"
+    du -sh "$IMG_BASE"
+}
+
+final_hash() {
+    local prov
+    prov=$(provider_outputs)
+    # shellcheck disable=SC2086
+    hash_inputs "str:$(cat "$STAMPS/image-base" 2>/dev/null)" \
+        "$RNIC_ROOT/scripts/guest" "$RNIC_ROOT/scripts/lib/image.sh" \
+        "$RNIC_ROOT/guest-driver" "$RNIC_ROOT/include" $prov "str:$IMAGE_SIZE"
+}
+
+# dkms hook: builds and installs guest-driver/kernel for the guest kernel.
+install_kernel_module() {
+    local r=$1 kver=$2 kdir=$RNIC_ROOT/guest-driver/kernel
+    if [ ! -f "$kdir/dkms.conf" ]; then
+        echo "no guest-driver/kernel/dkms.conf yet: skipping the kernel module"
+        return 0
+    fi
+    local name ver
+    name=$(sed -n 's/^PACKAGE_NAME="\{0,1\}\([^"]*\)"\{0,1\}.*/\1/p' "$kdir/dkms.conf" | head -n1)
+    ver=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}.*/\1/p' "$kdir/dkms.conf" | head -n1)
+    name=${name:-rnic}
+    [ -n "$ver" ] || { echo "PACKAGE_VERSION missing in dkms.conf"; return 1; }
+    local dest=/usr/src/$name-$ver
+    # Drop whatever an earlier run installed.
+    chroot "$r" dkms remove -m "$name" -v "$ver" --all >/dev/null 2>&1 || true
+    rm -rf "${r:?}/usr/src/$name-"* "$r/var/lib/dkms/$name"
+    stage_kmod_tree "$r$dest"
+    echo "dkms: $name $ver for guest kernel $kver"
+    chroot "$r" dkms add -m "$name" -v "$ver"
+    if ! chroot "$r" dkms build -m "$name" -v "$ver" -k "$kver"; then
+        cat "$r/var/lib/dkms/$name/$ver/build/make.log" 2>/dev/null || true
+        return 1
+    fi
+    chroot "$r" dkms install -m "$name" -v "$ver" -k "$kver" --force
+    chroot "$r" depmod -a "$kver"
+}
+
+# stage_kmod_tree DEST: the kernel module source as dkms sees it:
+# guest-driver/kernel/* at the top and the shared ABI headers (include/)
+# copied to DEST/rnic-abi.
+stage_kmod_tree() {
+    local dest=$1
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    cp -a "$RNIC_ROOT/guest-driver/kernel/." "$dest/"
+    if [ -d "$RNIC_ROOT/include" ]; then
+        mkdir -p "$dest/rnic-abi"
+        cp -a "$RNIC_ROOT/include/." "$dest/rnic-abi/"
+    fi
+}
+
+# Provider hook: the host-built librnic and its driver file go next to the
+# distro's libibverbs in the guest.
+install_provider() {
+    local r=$1 f found=0
+    while read -r f; do
+        [ -n "$f" ] || continue
+        found=1
+        case $f in
+            *.so) install -D -m 0755 "$f" "$r/usr/lib/x86_64-linux-gnu/libibverbs/$(basename "$f")" ;;
+            *.driver) install -D -m 0644 "$f" "$r/etc/libibverbs.d/$(basename "$f")" ;;
+        esac
+        echo "installed provider file $(basename "$f")"
+    done < <(provider_outputs)
+    [ "$found" = 1 ] || echo "no rnic provider built yet: skipping it"
+}
+
+step_image_final() {
+    local h
+    h=$(final_hash)
+    if stamp_ok image-final "$h" && [ -f "$IMAGE_FILE" ] && [ -f "$IMAGE_KERNEL" ]; then
+        echo "image unchanged"
+        return 0
+    fi
+    stamp_clear image-final
+    local r=$IMG_WORK
+    mkdir -p "$r"
+    rsync -a --delete "$IMG_BASE/" "$r/"
+    local kver
+    kver=$(guest_kernel_release "$r")
+    echo "guest kernel: $kver"
+
+    # Our init and guest helpers.
+    install -D -m 0755 "$RNIC_ROOT/scripts/guest/rnic-init" "$r/sbin/rnic-init"
+    mkdir -p "$r/opt/rnic/bin"
+    local f
+    for f in "$RNIC_ROOT"/scripts/guest/*; do
+        [ -f "$f" ] || continue
+        install -m 0755 "$f" "$r/opt/rnic/bin/"
+    done
+    ln -sfn /opt/rnic/bin "$r/opt/rnic/sbin"
+
+    install_provider "$r"
+    install_kernel_module "$r" "$kver"
+
+    printf 'image built %s\nkernel %s\n' "$(date -u +%FT%TZ)" "$kver" >"$r/opt/rnic/IMAGE-INFO"
+    rm -f "$IMAGE_FILE.tmp"
+    timeout 1800 mkfs.ext4 -q -F -L rnic-root -E lazy_itable_init=1 -d "$r" "$IMAGE_FILE.tmp" "$IMAGE_SIZE"
+    cp "$r/boot/vmlinuz-$kver" "$IMAGE_KERNEL.tmp"
+    cp "$r/boot/initrd.img-$kver" "$IMAGE_INITRD.tmp"
+    mv "$IMAGE_FILE.tmp" "$IMAGE_FILE"
+    mv "$IMAGE_KERNEL.tmp" "$IMAGE_KERNEL"
+    mv "$IMAGE_INITRD.tmp" "$IMAGE_INITRD"
+    stamp_set image-final "$h"
+    ls -ls "$IMAGE_FILE" "$IMAGE_KERNEL" "$IMAGE_INITRD"
+}
+
+# Compile check of the kernel module against Debian 12's own kernel headers
+# on the host (a different, older kernel than the guest's).
+step_kmod_host() {
+    if [ ! -d "$RNIC_ROOT/guest-driver/kernel" ]; then
+        echo "no guest-driver/kernel yet: nothing to build"
+        return 0
+    fi
+    local kver out=$CACHE/kmod-host
+    kver=$(ensure_host_kernel_headers)
+    stage_kmod_tree "$out"
+    echo "building against /usr/src/linux-headers-$kver"
+    timeout 900 make -C "/usr/src/linux-headers-$kver" M="$out" modules
+    ls -l "$out"/*.ko
+}

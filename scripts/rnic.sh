@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# rnic.sh: one entry point to fetch, build, test and demo rnic.
+#
+#   ./scripts/rnic.sh demo [--rnic]   build everything, two VMs exchange verified data
+#   ./scripts/rnic.sh test [ARGS]     build what the tests need, run every suite
+#                                     (ARGS go to 'meson test', e.g. --suite vm)
+#   ./scripts/rnic.sh build           fetch and build everything, run nothing
+#   ./scripts/rnic.sh vm ARGS...      scripts/vmlaunch.py with the built artefacts
+#   ./scripts/rnic.sh kmod-host       build the kernel module against Debian 12's headers
+#   ./scripts/rnic.sh deps|fetch|qemu|rdma-core|image   single stages
+#
+# Everything fetched or built lives in .cache/ of this checkout; each stage
+# only redoes work when its inputs changed.  A failing stage prints one line
+# "rnic: step '<name>' failed, see .cache/logs/<log>" and exits non-zero.
+
+set -euo pipefail
+
+RNIC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export RNIC_ROOT
+# shellcheck source=scripts/lib/common.sh
+. "$RNIC_ROOT/scripts/lib/common.sh"
+# shellcheck source=scripts/lib/hostdeps.sh
+. "$RNIC_ROOT/scripts/lib/hostdeps.sh"
+# shellcheck source=scripts/lib/sources.sh
+. "$RNIC_ROOT/scripts/lib/sources.sh"
+# shellcheck source=scripts/lib/build.sh
+. "$RNIC_ROOT/scripts/lib/build.sh"
+# shellcheck source=scripts/lib/image.sh
+. "$RNIC_ROOT/scripts/lib/image.sh"
+
+MESON_BUILD=$CACHE/meson-build
+export RNIC_CACHE=$CACHE
+
+install_signal_traps
+
+need_root() {
+    [ "$(id -u)" = 0 ] || die "this needs root (apt-get, debootstrap, chroot)"
+}
+
+do_deps() {
+    need_root
+    run_step "host packages" host-deps step_host_deps
+}
+
+do_fetch_qemu() {
+    local want="$QEMU_SUITE $QEMU_VERSION_GLOB"
+    if ! stamp_ok qemu-fetch "$want" || ! git -C "$QEMU_SRC" rev-parse -q --verify rnic-baseline >/dev/null 2>&1; then
+        stamp_clear qemu-fetch
+        stamp_clear qemu-patches
+        run_step "fetch qemu source" fetch-qemu step_fetch_qemu
+        stamp_set qemu-fetch "$want"
+    fi
+    run_step "patch qemu" patch-qemu step_patch_qemu
+}
+
+do_fetch_rdma_core() {
+    local want="$QEMU_SUITE $RDMA_VERSION"
+    if ! stamp_ok rdma-core-fetch "$want" || ! git -C "$RDMA_SRC" rev-parse -q --verify rnic-baseline >/dev/null 2>&1; then
+        stamp_clear rdma-core-fetch
+        stamp_clear rdma-core-patches
+        run_step "fetch rdma-core source" fetch-rdma-core step_fetch_rdma_core
+        stamp_set rdma-core-fetch "$want"
+    fi
+    run_step "patch rdma-core" patch-rdma-core step_patch_rdma_core
+}
+
+do_qemu() {
+    do_fetch_qemu
+    run_step "configure qemu" configure-qemu step_configure_qemu
+    run_step "build qemu" build-qemu step_build_qemu
+}
+
+do_rdma_core() {
+    do_fetch_rdma_core
+    run_step "build rdma-core" build-rdma-core step_build_rdma_core
+}
+
+do_image() {
+    run_step "guest base system (debootstrap)" image-base step_image_base
+    run_step "guest image" image step_image_final
+}
+
+do_build() {
+    do_deps
+    do_qemu
+    do_rdma_core
+    do_image
+}
+
+vmlaunch() {
+    local fw=() d
+    while read -r d; do fw+=(-L "$d"); done < <(qemu_firmware_dirs)
+    "$PY" "$RNIC_ROOT/scripts/vmlaunch.py" --qemu "$QEMU_BIN" "${fw[@]}" \
+        --kernel "$IMAGE_KERNEL" --initrd "$IMAGE_INITRD" --image "$IMAGE_FILE" "$@"
+}
+
+cmd_demo() {
+    # The demo runs over Soft-RoCE by default; RNIC_DEMO_MODE=rnic or
+    # 'demo --rnic' switches it to the emulated rnic device.
+    local mode=${RNIC_DEMO_MODE:-rxe}
+    [ "${1:-}" = --rnic ] && { mode=rnic; shift; }
+    [ "${1:-}" = --rxe ] && { mode=rxe; shift; }
+    do_build
+    note "demo: two VMs, ibv_rc_pingpong -c (data-verifying) over $mode"
+    if run_fg demo vmlaunch --name demo "--$mode" --timeout 600 --cmd 'rnic-pingpong 500 4096' "$@"; then
+        note "demo passed: the two VMs exchanged and verified data over $mode"
+    else
+        exit 1
+    fi
+}
+
+meson_setup() {
+    local opts=(
+        -Dqemu_binary="$QEMU_WRAP"
+        -Dguest_kernel="$IMAGE_KERNEL"
+        -Dguest_initrd="$IMAGE_INITRD"
+        -Dguest_image="$IMAGE_FILE"
+        -Drdma_core_src="$RDMA_SRC"
+        -Drdma_core_build="$RDMA_BUILD"
+        -Dkmod_host_check=true
+    )
+    if [ -x "$QEMU_BUILD/tests/qtest/rnic-test" ]; then
+        opts+=(-Dqtest_binary="$QEMU_BUILD/tests/qtest/rnic-test")
+    else
+        opts+=(-Dqtest_binary=)
+    fi
+    # Always reconfigure (a second or two): the suites depend on which
+    # directories and binaries exist, which meson cannot watch.
+    if [ -f "$MESON_BUILD/build.ninja" ]; then
+        timeout 600 meson setup --reconfigure "$MESON_BUILD" "$RNIC_ROOT" "${opts[@]}"
+    else
+        rm -rf "$MESON_BUILD"
+        timeout 600 meson setup "$MESON_BUILD" "$RNIC_ROOT" "${opts[@]}"
+    fi
+    timeout 1800 ninja -C "$MESON_BUILD"
+}
+
+cmd_test() {
+    do_build
+    run_step "meson setup" meson-setup meson_setup
+    note "running the test suites (meson test $*)"
+    rm -f "$MESON_BUILD/meson-logs/testlog.json"
+    local rc=0
+    run_fg "meson test" timeout 7200 meson test -C "$MESON_BUILD" --print-errorlogs "$@" || rc=$?
+    local summary
+    if ! summary=$("$PY" "$RNIC_ROOT/scripts/test-summary.py" "$MESON_BUILD/meson-logs/testlog.json"); then
+        summary=""
+    fi
+    if [ "$rc" -ne 0 ]; then
+        printf "rnic: step 'meson test' failed, see %s\n" \
+            "$(rel "$MESON_BUILD/meson-logs/testlog.txt")" >&2
+        [ -n "$summary" ] && printf '%s\n' "$summary"
+        exit 1
+    fi
+    [ -n "$summary" ] || die "step 'meson test' ran no test, see $(rel "$MESON_BUILD/meson-logs/testlog.txt")"
+    printf '%s\n' "$summary"
+    case $summary in
+        "0 passed"*) exit 1 ;;
+    esac
+}
+
+usage() {
+    sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+main() {
+    local cmd=${1:-}
+    [ $# -gt 0 ] && shift
+    case $cmd in
+        demo) cmd_demo "$@" ;;
+        test) cmd_test "$@" ;;
+        build) do_build ;;
+        deps) do_deps ;;
+        fetch) do_deps; do_fetch_qemu; do_fetch_rdma_core ;;
+        qemu) do_deps; do_qemu ;;
+        rdma-core) do_deps; do_rdma_core ;;
+        image) do_deps; do_rdma_core; do_image ;;
+        kmod-host) do_deps; run_step "kernel module host build (Debian 12 headers)" kmod-host step_kmod_host ;;
+        vm) run_fg vm vmlaunch "$@" ;;
+        -h|--help|help|"") usage ;;
+        *) usage >&2; exit 2 ;;
+    esac
+}
+
+main "$@"

@@ -1,0 +1,519 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Run a command in N rnic test VMs that share one L2 segment.
+
+Every VM boots the guest image's kernel with /sbin/rnic-init as init, gets
+the command and a description of the run through fw_cfg, runs the command
+and prints RNIC-EXIT-STATUS=<n> on its serial console before powering off.
+
+Network (all VMs on one segment per NIC):
+  * a virtio-net NIC on segment "n0":  MAC 52:54:00:52:01:<i+1>,
+    198.18.0.<i+1>/24 and fd52:0:0:1::<i+1>/64
+  * with --rnic, an rnic NIC on segment "r0": MAC 52:54:00:52:02:<i+1>,
+    198.19.0.<i+1>/24 and fd52:0:0:2::<i+1>/64
+Two VMs are joined by a unix stream socket (VM 0 listens), more VMs by a
+UDP multicast group on 127.0.0.1.
+
+A test script may carry launcher options in comment lines such as
+    # vmlaunch: --rxe --timeout 600
+which apply before the command line's own options.
+
+Exit status: 0 when every VM ran its command with status 0.  Otherwise one
+line "rnic: step '...' failed (...), see <log>" on stderr and status 1.
+Every QEMU started here is killed when the launcher ends, however it ends
+(PR_SET_PDEATHSIG covers SIGKILL of the launcher itself).
+"""
+
+import argparse
+import ctypes
+import os
+import random
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.environ.get("RNIC_CACHE", os.path.join(ROOT, ".cache"))
+MARKER = re.compile(rb"RNIC-EXIT-STATUS=(\d+)")
+HEADER = re.compile(r"^#\s*vmlaunch:(.*)$")
+PR_SET_PDEATHSIG = 1
+KEEP_RUNS = 40
+
+
+class Interrupted(Exception):
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def rel(path):
+    path = os.path.abspath(path)
+    if path.startswith(ROOT + os.sep):
+        return os.path.relpath(path, ROOT)
+    return path
+
+
+def default_firmware_dirs():
+    dirs = ["/usr/share/seabios", "/usr/lib/ipxe/qemu",
+            os.path.join(CACHE, "qemu-build", "pc-bios", "optionrom"),
+            os.path.join(CACHE, "qemu-build", "pc-bios")]
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def vm_addresses(i):
+    n = i + 1
+    return {
+        "MAC": "52:54:00:52:01:%02x" % n,
+        "IP4": "198.18.0.%d" % n,
+        "IP6": "fd52:0:0:1::%x" % n,
+        "RNIC_MAC": "52:54:00:52:02:%02x" % n,
+        "RNIC_IP4": "198.19.0.%d" % n,
+        "RNIC_IP6": "fd52:0:0:2::%x" % n,
+    }
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="vmlaunch.py",
+        description="Run a command in N rnic test VMs on one L2 segment.")
+    what = p.add_argument_group("what to run (one of)")
+    what.add_argument("--cmd", help="shell command run in every VM")
+    what.add_argument("--script", help="script file run in every VM "
+                      "(its '# vmlaunch:' lines add launcher options)")
+    what.add_argument("--vm-cmd", action="append", default=[], metavar="I=CMD",
+                      help="command for VM I only (overrides --cmd/--script)")
+    p.add_argument("-n", "--vms", type=int, default=2, help="number of VMs (default 2)")
+    p.add_argument("--rnic", action="store_true",
+                   help="add an rnic NIC (-device rnic) on a second segment")
+    p.add_argument("--rnic-opt", action="append", default=[], metavar="KEY=VAL",
+                   help="extra rnic device property (repeatable)")
+    p.add_argument("--rxe", action="store_true",
+                   help="create Soft-RoCE rxe0 on the virtio NIC before the command")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VAL",
+                   help="extra environment variable for the guest command")
+    p.add_argument("--timeout", type=float, default=600,
+                   help="seconds before all VMs are killed (default 600)")
+    p.add_argument("--guest-timeout", type=float,
+                   help="timeout of the command inside the guest (default: timeout - 60)")
+    p.add_argument("--mem", default=os.environ.get("RNIC_VM_MEM", "1024"), help="MiB per VM")
+    p.add_argument("--smp", default="1")
+    p.add_argument("--machine", default="q35")
+    p.add_argument("--net", choices=["auto", "stream", "mcast"], default="auto",
+                   help="how VMs are joined (auto: stream for 2, mcast otherwise)")
+    p.add_argument("--qemu", default=os.environ.get(
+        "RNIC_QEMU", os.path.join(CACHE, "qemu-build", "qemu-system-x86_64")))
+    p.add_argument("--kernel", default=os.environ.get(
+        "RNIC_KERNEL", os.path.join(CACHE, "image", "vmlinuz")))
+    p.add_argument("--initrd", default=os.environ.get(
+        "RNIC_INITRD", os.path.join(CACHE, "image", "initrd.img")))
+    p.add_argument("--image", default=os.environ.get(
+        "RNIC_IMAGE", os.path.join(CACHE, "image", "rootfs.img")))
+    p.add_argument("-L", "--firmware-dir", action="append", default=None,
+                   help="QEMU firmware directory (repeatable; default: Debian's "
+                   "seabios and ipxe-qemu plus the QEMU build's pc-bios)")
+    p.add_argument("--append", default="", help="extra kernel command line")
+    p.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
+                   help="extra QEMU argument for every VM (repeatable)")
+    p.add_argument("--workdir", help="where logs and sockets go "
+                   "(default: a new directory under .cache/runs)")
+    p.add_argument("--name", default="run", help="name used for the work directory")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="do not echo the serial consoles")
+    args = p.parse_args(argv)
+    if args.script:
+        header = []
+        with open(args.script, encoding="utf-8") as f:
+            for line in f:
+                m = HEADER.match(line.strip())
+                if m:
+                    header += shlex.split(m.group(1))
+        if header:
+            args = p.parse_args(header + argv)
+    if not (args.cmd or args.script or args.vm_cmd):
+        p.error("one of --cmd, --script or --vm-cmd is required")
+    if args.cmd and args.script:
+        p.error("--cmd and --script exclude each other")
+    if args.rnic and args.rxe:
+        p.error("--rnic and --rxe exclude each other")
+    if not 1 <= args.vms <= 250:
+        p.error("--vms must be between 1 and 250")
+    if args.firmware_dir is None:
+        args.firmware_dir = default_firmware_dirs()
+    if args.guest_timeout is None:
+        args.guest_timeout = max(30, args.timeout - 60)
+    return args
+
+
+def set_pdeathsig():
+    """preexec_fn: the child gets SIGKILL when the launcher dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+class VM:
+    def __init__(self, index, workdir, argv):
+        self.index = index
+        self.name = "vm%d" % index
+        self.argv = argv
+        self.serial = os.path.join(workdir, self.name + ".serial.log")
+        self.qemu_log = os.path.join(workdir, self.name + ".qemu.log")
+        self.proc = None
+        self.status = None      # guest command status from the marker
+        self.status_time = None
+        self.pos = 0
+        self.partial = b""
+        self.start_time = None
+
+    def start(self, env):
+        open(self.serial, "wb").close()
+        with open(self.qemu_log, "wb") as qlog:
+            qlog.write(("$ " + shlex.join(self.argv) + "\n").encode())
+            qlog.flush()
+            self.start_time = time.monotonic()
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                         stdout=qlog, stderr=subprocess.STDOUT,
+                                         preexec_fn=set_pdeathsig, env=env)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def poll_serial(self, echo):
+        try:
+            with open(self.serial, "rb") as f:
+                f.seek(self.pos)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        if not data:
+            return
+        self.pos += len(data)
+        data = self.partial + data
+        lines = data.split(b"\n")
+        self.partial = lines.pop()
+        for line in lines:
+            self._line(line, echo)
+
+    def flush_serial(self, echo):
+        self.poll_serial(echo)
+        if self.partial:
+            self._line(self.partial, echo)
+            self.partial = b""
+
+    def _line(self, line, echo):
+        line = line.rstrip(b"\r")
+        m = MARKER.search(line)
+        if m and self.status is None:
+            self.status = int(m.group(1))
+            self.status_time = time.monotonic()
+        if echo:
+            text = line.decode("utf-8", "replace")
+            sys.stdout.write("[%s] %s\n" % (self.name, text))
+            sys.stdout.flush()
+
+    def kill(self):
+        if self.alive():
+            try:
+                self.proc.kill()
+            except ProcessLookupError:
+                pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def qemu_log_tail(self, n=15):
+        try:
+            with open(self.qemu_log, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            return []
+        return lines[-n:]
+
+
+def prune_runs(runs_dir):
+    try:
+        entries = sorted((os.path.getmtime(os.path.join(runs_dir, e)), e)
+                         for e in os.listdir(runs_dir))
+    except OSError:
+        return
+    for _, e in entries[:-KEEP_RUNS]:
+        path = os.path.join(runs_dir, e)
+        for dirpath, dirnames, filenames in os.walk(path, topdown=False):
+            for fn in filenames:
+                try:
+                    os.unlink(os.path.join(dirpath, fn))
+                except OSError:
+                    pass
+            try:
+                os.rmdir(dirpath)
+            except OSError:
+                pass
+
+
+class Launcher:
+    def __init__(self, args):
+        self.args = args
+        self.vms = []
+        if args.workdir:
+            self.workdir = os.path.abspath(args.workdir)
+            os.makedirs(self.workdir, exist_ok=True)
+        else:
+            runs = os.path.join(CACHE, "runs")
+            os.makedirs(runs, exist_ok=True)
+            prune_runs(runs)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            self.workdir = tempfile.mkdtemp(prefix="%s-%s-" % (stamp, args.name), dir=runs)
+        # unix socket paths must stay short: keep them in /tmp
+        self.sockdir = tempfile.mkdtemp(prefix="rnic-net-", dir="/tmp")
+        self.log_path = os.path.join(self.workdir, "launcher.log")
+        self.log_file = open(self.log_path, "w", encoding="utf-8")
+        self.mode = "rnic" if args.rnic else ("rxe" if args.rxe else "none")
+
+    def log(self, msg, echo=True):
+        self.log_file.write(msg + "\n")
+        self.log_file.flush()
+        if echo:
+            print("rnic: " + msg, flush=True)
+
+    def fail(self, step, why, log):
+        self.log("FAILED: step '%s': %s" % (step, why), echo=False)
+        sys.stdout.flush()
+        print("rnic: step '%s' failed (%s), see %s" % (step, why, rel(log)),
+              file=sys.stderr, flush=True)
+        return 1
+
+    # ---- run description -------------------------------------------------
+
+    def guest_command(self, i):
+        for spec in self.args.vm_cmd:
+            idx, _, cmd = spec.partition("=")
+            if idx.strip() == str(i):
+                return cmd + "\n"
+        if self.args.script:
+            with open(self.args.script, encoding="utf-8") as f:
+                return f.read()
+        return (self.args.cmd or "true") + "\n"
+
+    def guest_env(self, i):
+        n = self.args.vms
+        env = {"RNIC_VM_INDEX": str(i), "RNIC_NVMS": str(n), "RNIC_MODE": self.mode,
+               "RNIC_CMD_TIMEOUT": str(int(self.args.guest_timeout))}
+        data_key = "RNIC_IP4" if self.mode == "rnic" else "IP4"
+        for j in range(n):
+            a = vm_addresses(j)
+            for k, v in a.items():
+                if k.startswith("RNIC_") and not self.args.rnic:
+                    continue
+                env["RNIC_VM%d_%s" % (j, k)] = v
+            env["RNIC_VM%d_DATA_IP4" % j] = a[data_key]
+        mine = vm_addresses(i)
+        for k, v in mine.items():
+            if k.startswith("RNIC_") and not self.args.rnic:
+                continue
+            env["RNIC_" + k] = v
+        env["RNIC_DATA_IP4"] = mine[data_key]
+        peer = 1 if i == 0 else 0
+        if n > 1:
+            env["RNIC_PEER_IP4"] = vm_addresses(peer)["IP4"]
+            env["RNIC_PEER_DATA_IP4"] = vm_addresses(peer)[data_key]
+            if self.args.rnic:
+                env["RNIC_PEER_RNIC_IP4"] = vm_addresses(peer)["RNIC_IP4"]
+        for kv in self.args.env:
+            k, _, v = kv.partition("=")
+            env[k] = v
+        return "".join("%s=%s\n" % (k, shlex.quote(v)) for k, v in sorted(env.items()))
+
+    # ---- QEMU command lines ------------------------------------------------
+
+    def netdev(self, i, seg_id, seg_index, net):
+        if net == "stream":
+            path = os.path.join(self.sockdir, "%s.sock" % seg_id)
+            if i == 0:
+                return "stream,id=%s,server=on,addr.type=unix,addr.path=%s" % (seg_id, path)
+            return ("stream,id=%s,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                    % (seg_id, path))
+        group, port = self.mcast[seg_index]
+        return "socket,id=%s,mcast=%s:%d,localaddr=127.0.0.1" % (seg_id, group, port)
+
+    def qemu_argv(self, i, net):
+        a = self.args
+        addrs = vm_addresses(i)
+        append = ("console=ttyS0 root=/dev/vda rw init=/sbin/rnic-init quiet panic=-1 "
+                  "mitigations=off " + a.append).strip()
+        cmd_file = os.path.join(self.workdir, "vm%d.cmd" % i)
+        env_file = os.path.join(self.workdir, "vm%d.env" % i)
+        with open(cmd_file, "w", encoding="utf-8") as f:
+            f.write(self.guest_command(i))
+        with open(env_file, "w", encoding="utf-8") as f:
+            f.write(self.guest_env(i))
+        argv = [a.qemu, "-name", "rnic-vm%d" % i,
+                "-machine", a.machine, "-accel", "tcg", "-cpu", "max",
+                "-m", str(a.mem), "-smp", str(a.smp),
+                "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"]
+        for d in a.firmware_dir:
+            argv += ["-L", d]
+        argv += ["-kernel", a.kernel, "-initrd", a.initrd, "-append", append,
+                 "-drive", "file=%s,if=virtio,format=raw,snapshot=on" % a.image,
+                 "-serial", "file:" + os.path.join(self.workdir, "vm%d.serial.log" % i),
+                 "-fw_cfg", "name=opt/rnic/cmd,file=" + cmd_file,
+                 "-fw_cfg", "name=opt/rnic/env,file=" + env_file,
+                 "-device", "virtio-rng-pci",
+                 "-netdev", self.netdev(i, "n0", 0, net),
+                 "-device", "virtio-net-pci,netdev=n0,mac=%s,romfile=" % addrs["MAC"]]
+        if a.rnic:
+            dev = "rnic,netdev=r0,mac=%s" % addrs["RNIC_MAC"]
+            for opt in a.rnic_opt:
+                dev += "," + opt
+            argv += ["-netdev", self.netdev(i, "r0", 1, net), "-device", dev]
+        argv += a.qemu_arg
+        return argv
+
+    # ---- running -----------------------------------------------------------
+
+    def wait_for_sockets(self, vm, paths, timeout=30):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if all(os.path.exists(p) for p in paths):
+                return True
+            if not vm.alive():
+                return False
+            time.sleep(0.05)
+        return False
+
+    def run(self):
+        a = self.args
+        n = a.vms
+        net = a.net if a.net != "auto" else ("stream" if n == 2 else "mcast")
+        if n == 1:
+            net = "mcast"
+        rnd = random.Random()
+        self.mcast = [("239.255.%d.%d" % (rnd.randint(1, 254), rnd.randint(1, 254)),
+                       rnd.randint(20000, 60000)) for _ in range(2)]
+        self.log("run directory %s (%d VMs, %s network, mode %s)"
+                 % (rel(self.workdir), n, net, self.mode))
+        if not os.access(a.qemu, os.X_OK):
+            return self.fail("vm launch", "QEMU binary %s not found" % a.qemu, self.log_path)
+        env = dict(os.environ, TMPDIR=self.workdir)
+        t0 = time.monotonic()
+        for i in range(n):
+            vm = VM(i, self.workdir, self.qemu_argv(i, net))
+            self.vms.append(vm)
+            self.log("$ " + shlex.join(vm.argv), echo=False)
+            vm.start(env)
+            if net == "stream" and i == 0 and n > 1:
+                socks = [os.path.join(self.sockdir, "n0.sock")]
+                if a.rnic:
+                    socks.append(os.path.join(self.sockdir, "r0.sock"))
+                if not self.wait_for_sockets(vm, socks):
+                    vm.flush_serial(False)
+                    for line in vm.qemu_log_tail():
+                        print("[%s qemu] %s" % (vm.name, line), file=sys.stderr)
+                    return self.fail("vm0 start", "QEMU exited or its network socket "
+                                     "did not appear", vm.qemu_log)
+
+        deadline = t0 + a.timeout
+        timed_out = False
+        first_bad = None
+        while True:
+            for vm in self.vms:
+                vm.poll_serial(not a.quiet)
+            now = time.monotonic()
+            if all(not vm.alive() for vm in self.vms):
+                break
+            for vm in self.vms:
+                # Marker printed but no power-off: don't wait forever.
+                if vm.alive() and vm.status is not None and now - vm.status_time > 30:
+                    self.log("%s printed its status but did not power off: killing it"
+                             % vm.name)
+                    vm.kill()
+                if first_bad is None and (
+                        (not vm.alive() and vm.status is None)
+                        or (vm.status not in (None, 0))):
+                    first_bad = (vm, now)
+            # A VM that died or failed: give its peers a little time, then stop.
+            if first_bad is not None and now - first_bad[1] > 20:
+                break
+            if now > deadline:
+                timed_out = True
+                break
+            time.sleep(0.2)
+        for vm in self.vms:
+            vm.kill()
+            vm.flush_serial(not a.quiet)
+        elapsed = time.monotonic() - t0
+        return self.report(timed_out, elapsed)
+
+    def report(self, timed_out, elapsed):
+        a = self.args
+        summary = []
+        for vm in self.vms:
+            rc = vm.proc.returncode if vm.proc else None
+            summary.append("%s: %s" % (vm.name, "status %d" % vm.status
+                                       if vm.status is not None else "no status"
+                                       " (qemu %s)" % rc))
+        self.log("%s after %.0fs" % (", ".join(summary), elapsed))
+        # The first failure by VM index: a command that failed explains more
+        # than a peer that was stopped because of it.
+        bad = [vm for vm in self.vms if vm.status not in (None, 0)] or \
+              [vm for vm in self.vms if vm.status is None]
+        if not bad:
+            self.log("all %d VMs ran the command successfully" % len(self.vms))
+            return 0
+        vm = bad[0]
+        if vm.status is not None:
+            return self.fail("%s guest command" % vm.name,
+                             "exit status %d" % vm.status, vm.serial)
+        tail = vm.qemu_log_tail()
+        for line in tail:
+            print("[%s qemu] %s" % (vm.name, line), file=sys.stderr)
+        rc = vm.proc.returncode
+        if tail and rc not in (0, -signal.SIGKILL) and os.path.getsize(vm.serial) == 0:
+            return self.fail("%s start" % vm.name, "QEMU exited with status %s: %s"
+                             % (rc, tail[-1][:200]), vm.qemu_log)
+        if timed_out:
+            why = "no RNIC-EXIT-STATUS within %.0fs" % a.timeout
+        else:
+            why = "VM stopped without RNIC-EXIT-STATUS (QEMU status %s)" % rc
+        return self.fail("%s run" % vm.name, why, vm.serial)
+
+    def cleanup(self):
+        for vm in self.vms:
+            vm.kill()
+        try:
+            for e in os.listdir(self.sockdir):
+                os.unlink(os.path.join(self.sockdir, e))
+            os.rmdir(self.sockdir)
+        except OSError:
+            pass
+        self.log_file.close()
+
+
+def main(argv):
+    args = parse_args(argv)
+
+    def on_signal(signum, _frame):
+        raise Interrupted(signum)
+
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+    launcher = Launcher(args)
+    try:
+        return launcher.run()
+    except Interrupted as e:
+        launcher.cleanup()
+        print("rnic: vm launcher interrupted by %s, all VMs killed"
+              % signal.Signals(e.signum).name, file=sys.stderr, flush=True)
+        return 128 + e.signum
+    finally:
+        launcher.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
