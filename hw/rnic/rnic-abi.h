@@ -576,6 +576,13 @@ RNIC_SIZE_CHECK(struct rnic_cmd_resp, 32);
 #define RNIC_OUT_RKEY       1   /* REG_MR */
 #define RNIC_OUT_ENTRIES    1   /* CQ/QP-SQ/SRQ: entries made */
 #define RNIC_OUT_RQ_ENTRIES 2   /* CREATE_QP */
+/*
+ * QUERY_SRQ answers in out[] (no out_addr buffer): the limit, the number
+ * of entries and max_sge.
+ */
+#define RNIC_OUT_SRQ_LIMIT      0
+#define RNIC_OUT_SRQ_ENTRIES    1
+#define RNIC_OUT_SRQ_MAX_SGE    2
 
 #define RNIC_CMD_PAYLOAD_SIZE \
     (RNIC_CMD_ENTRY_SIZE - sizeof(struct rnic_cmd_hdr) - \
