@@ -89,6 +89,10 @@ typedef struct RnicCQ {
     uint32_t refcnt;            /* QPs using it */
 } RnicCQ;
 
+/*
+ * A page-list MR's first page holds iova at offset iova & (page size - 1).
+ * FAST_REG MRs come with pbl.pages preallocated for max_pages entries.
+ */
 typedef struct RnicMR {
     bool valid;
     uint8_t key;                /* low byte of lkey/rkey */
@@ -254,10 +258,22 @@ struct RnicState {
     QTAILQ_HEAD(, RnicQP) work_list;
 
     uint32_t loss_state;        /* PRNG for the loss property */
+
+    bool link_up;               /* link state last reported to the guest */
+    bool overrun_sweep;         /* a CQ overran: move its QPs to ERR */
+    /* Frames sent to our own MAC, delivered from the bottom half. */
+    QSIMPLEQ_HEAD(, RnicLoopFrame) loop_q;
+    uint32_t loop_len;
 };
+
+typedef struct RnicLoopFrame RnicLoopFrame;    /* private to rnic-net.c */
+
+/* rnic.c: CTRL.RESET, ENABLE cleared, PCI reset: every object freed. */
+void rnic_reset(RnicState *s);
 
 /* rnic-regs.c */
 extern const MemoryRegionOps rnic_regs_ops;
+/* Registers and counters only; rnic_reset() does the rest. */
 void rnic_regs_reset(RnicState *s);
 void rnic_cmdq_run(RnicState *s);
 
@@ -331,10 +347,18 @@ RnicMemErr rnic_sgl_copy(RnicState *s, uint32_t pdn, uint32_t access,
 /* rnic-net.c */
 ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len);
 bool rnic_net_can_receive(NetClientState *nc);
-/* Sends one RoCE frame: loss injection, loopback, or the netdev. */
+/*
+ * Sends one RoCE frame: loss injection, loopback, or the netdev.  Counts
+ * TX_PKTS/TX_BYTES (and LOOPBACK_PKTS, TX_LOSS_INJECTED); rnic_tp_rx()
+ * counts RX_PKTS/RX_BYTES and the frames it drops.
+ */
 void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len);
 void rnic_net_tx_run(RnicState *s);
 void rnic_net_reset(RnicState *s);
+void rnic_net_link_status_changed(NetClientState *nc);
+/* Delivers queued loopback frames; decrements *budget per frame. */
+void rnic_net_loop_run(RnicState *s, int *budget);
+bool rnic_net_loop_pending(RnicState *s);
 
 /* Transport (rnic-req.c, rnic-comp.c, rnic-resp.c). */
 bool rnic_tp_qp_init(RnicState *s, RnicQP *qp);      /* at CREATE_QP */
@@ -344,7 +368,11 @@ void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
                          uint32_t attr_mask);
 /* Completes every outstanding SQ/RQ WQE with WR_FLUSH_ERR (QP in ERR). */
 void rnic_tp_qp_flush(RnicState *s, RnicQP *qp);
-/* Requester and RQ work for one QP; decrements *budget per WQE/packet. */
+/*
+ * Requester and RQ work for one QP; decrements *budget per WQE/packet.
+ * The core puts the QP back on the work list when *budget reached 0;
+ * otherwise the transport calls rnic_qp_schedule() when it has more work.
+ */
 void rnic_tp_qp_run(RnicState *s, RnicQP *qp, int *budget);
 /* One RoCEv2 frame addressed to this device. */
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len);
