@@ -271,7 +271,7 @@ typedef struct RnicPkt {
     uint16_t payload_off;
     uint32_t payload_len;
     uint32_t frame_len;
-    uint32_t icrc;
+    uint32_t icrc;          /* as received (parser only) */
 } RnicPkt;
 
 /* ---- Parser ---- */
