@@ -680,6 +680,15 @@ enum rnic_wr_opcode {
 /*
  * Send WQE: a 64-byte header, then SGEs or inline data.  UD WQEs put a
  * struct rnic_av at offset 64 and SGEs from offset 128.
+ *
+ * Inline data (RNIC_WQE_INLINE, num_sge = 0) sits where the SGEs would:
+ * from offset 64, or from offset 128 in a UD WQE, so a UD WQE holds at
+ * most RNIC_SQ_WQE_SIZE - 128 inline bytes.
+ *
+ * imm_inv with an IMM opcode holds the four ImmDt bytes in wire order
+ * (the verbs imm_data value stored unchanged, not byte-swapped); with
+ * SEND_INV and LOCAL_INV it holds the key as an LE32 number.  CQEs use
+ * the same convention (RNIC_CQE_WITH_IMM / RNIC_CQE_WITH_INV).
  */
 struct rnic_send_wqe {
     rnic_le64 wr_id;
@@ -772,14 +781,18 @@ enum rnic_wc_status {
 
 #define RNIC_CQE_OWNER              (1u << 0)
 
-/* Same owner-bit convention as struct rnic_eqe; 'owner' is written last. */
+/*
+ * Same owner-bit convention as struct rnic_eqe; 'owner' is written last.
+ * wqe_idx is the ring slot of the completed WQE: its free-running index
+ * masked with (entries - 1) of the SQ, RQ or SRQ it came from.
+ */
 struct rnic_cqe {
     rnic_le64 wr_id;
     rnic_le32 qpn;
     rnic_le32 byte_len;
     rnic_le32 imm_inv;              /* as on the wire */
     rnic_le32 src_qp;               /* UD */
-    rnic_le16 wqe_idx;              /* SQ/RQ index of the completed WQE */
+    rnic_le16 wqe_idx;              /* SQ/RQ/SRQ index of the completed WQE */
     uint8_t opcode;                 /* enum rnic_wc_opcode, low 8 bits */
     uint8_t status;                 /* enum rnic_wc_status */
     uint8_t flags;                  /* RNIC_CQE_* */
