@@ -1,7 +1,536 @@
 /*
- * rnic: RoCEv2 transport (comp)
+ * rnic: RoCEv2 completer -- ACKs, NAKs and read/atomic responses to
+ * send completions, plus the local ACK and RNR timers
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The completer owns comp.psn, the oldest PSN not yet acknowledged.
+ * Acknowledgements are cumulative: an ACK for PSN p covers every PSN up
+ * to p, and a read or atomic response implicitly acknowledges every
+ * request before it.  WQEs are retired strictly in SQ order; an error on
+ * one WQE completes it with that status and moves the QP to ERR, which
+ * flushes everything behind it.
  */
 #include "qemu/osdep.h"
-#include "rnic.h"
+#include "qemu/bswap.h"
+#include "rnic-transport.h"
+#include "trace.h"
+
+static bool rnic_op_is_rd_atomic(uint8_t op)
+{
+    return op == RNIC_WR_RDMA_READ || op == RNIC_WR_ATOMIC_CMP_SWP ||
+           op == RNIC_WR_ATOMIC_FETCH_ADD;
+}
+
+/* ---- Retiring WQEs ---- */
+
+static void rnic_comp_post(RnicState *s, RnicQP *qp, RnicSwqe *w,
+                           uint8_t status)
+{
+    struct rnic_cqe cqe = {
+        .wr_id = w->wr_id,
+        .qpn = qp->qpn,
+        .byte_len = w->length,
+        .wqe_idx = w->idx,
+        .opcode = rnic_wr_to_wc_opcode(w->opcode),
+        .status = status,
+    };
+
+    trace_rnic_tp_send_cqe(qp->qpn, w->idx, cqe.opcode, status);
+    rnic_cq_post(s, qp->send_cqn, &cqe);
+}
+
+void rnic_comp_advance(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    bool progress = false;
+
+    while ((uint16_t)qp->sq.ci != tp->req.fetch_idx &&
+           qp->state != RNIC_QPS_ERR) {
+        RnicSwqe *w = rnic_tp_swqe(tp, qp->sq.ci);
+        uint16_t behind;
+
+        if (w->state == RNIC_SWQE_DONE) {
+            if ((w->flags & RNIC_WQE_SIGNALED) ||
+                (qp->flags & RNIC_QP_FLAG_SIG_ALL)) {
+                rnic_comp_post(s, qp, w, RNIC_WC_SUCCESS);
+            }
+        } else if (w->state == RNIC_SWQE_ERROR) {
+            /* Error completions are reported even when unsignaled. */
+            rnic_comp_post(s, qp, w, w->status);
+        } else {
+            break;
+        }
+        if (w->started && rnic_op_is_rd_atomic(w->opcode) &&
+            tp->req.rd_outstanding) {
+            tp->req.rd_outstanding--;
+        }
+        qp->sq.ci = (uint16_t)(qp->sq.ci + 1);
+        behind = rnic_idx_diff(qp->sq.ci, tp->req.send_idx);
+        if (behind && behind <= RNIC_TP_MAX_INFLIGHT) {
+            tp->req.send_idx = qp->sq.ci;
+            tp->req.send_pkt = 0;
+        }
+        w->state = RNIC_SWQE_FREE;
+        progress = true;
+        if (w->status != RNIC_WC_SUCCESS) {
+            rnic_comp_stop_timers(tp);
+            if (qp->state != RNIC_QPS_ERR) {
+                rnic_qp_fatal(s, qp, 0);
+            }
+            return;
+        }
+    }
+    if (qp->state == RNIC_QPS_SQD && !tp->comp.sqd_notified &&
+        (uint16_t)qp->sq.ci == tp->req.fetch_idx) {
+        tp->comp.sqd_notified = true;
+        if (qp->en_sqd_async_notify) {
+            rnic_eq_post(s, 0, RNIC_EQE_SQ_DRAINED, qp->qpn, 0);
+        }
+    }
+    if (progress) {
+        /* Slots and credits were freed: the requester may continue. */
+        rnic_qp_schedule(s, qp);
+    }
+}
+
+/* Fails the oldest WQE with 'status'; retiring it kills the QP. */
+static void rnic_comp_fail_head(RnicState *s, RnicQP *qp, uint8_t status)
+{
+    RnicTransport *tp = qp->tp;
+    RnicSwqe *w;
+
+    if ((uint16_t)qp->sq.ci == tp->req.fetch_idx) {
+        rnic_qp_fatal(s, qp, 0);
+        return;
+    }
+    w = rnic_tp_swqe(tp, qp->sq.ci);
+    w->state = RNIC_SWQE_ERROR;
+    w->status = status;
+    rnic_comp_advance(s, qp);
+}
+
+/* ---- Timers ---- */
+
+static bool rnic_comp_outstanding(RnicTransport *tp)
+{
+    return rnic_psn_lt(tp->comp.psn, tp->req.max_psn);
+}
+
+void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    uint64_t ns;
+
+    if (qp->type != RNIC_QPT_RC || !qp->timeout ||
+        tp->comp.wait != RNIC_COMP_RUN) {
+        return;
+    }
+    if (!rnic_comp_outstanding(tp)) {
+        timer_del(tp->comp.ack_timer);
+        return;
+    }
+    if (timer_pending(tp->comp.ack_timer)) {
+        return;
+    }
+    ns = MAX(rnic_ack_timeout_ns(qp->timeout), RNIC_TP_MIN_ACK_TIMEOUT_NS);
+    timer_mod(tp->comp.ack_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
+}
+
+/* Forward progress: the retry budgets start over, the timer restarts. */
+static void rnic_comp_progress(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+
+    tp->comp.retry_left = qp->retry_cnt;
+    tp->comp.rnr_left = qp->rnr_retry;
+    tp->comp.rewound = false;
+    timer_del(tp->comp.ack_timer);
+    rnic_comp_arm_ack_timer(s, qp);
+}
+
+/* Resends from comp.psn, consuming one retry; false if none was left. */
+static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why)
+{
+    RnicTransport *tp = qp->tp;
+
+    if (!tp->comp.retry_left) {
+        trace_rnic_tp_retransmit(qp->qpn, "retries exhausted", tp->comp.psn,
+                                 0);
+        rnic_comp_fail_head(s, qp, RNIC_WC_RETRY_EXC_ERR);
+        return false;
+    }
+    tp->comp.retry_left--;
+    tp->comp.rewound = true;
+    trace_rnic_tp_retransmit(qp->qpn, why, tp->comp.psn,
+                             tp->comp.retry_left);
+    rnic_req_rewind(s, qp, tp->comp.psn);
+    timer_del(tp->comp.ack_timer);
+    rnic_qp_schedule(s, qp);
+    return true;
+}
+
+static void rnic_comp_ack_timeout(void *opaque)
+{
+    RnicTransport *tp = opaque;
+    RnicState *s = tp->s;
+    RnicQP *qp = tp->qp;
+
+    if ((qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) ||
+        !rnic_comp_outstanding(tp)) {
+        return;
+    }
+    s->cnt[RNIC_CNT_ACK_TIMEOUTS]++;
+    rnic_comp_retry(s, qp, "ack timeout");
+}
+
+static void rnic_comp_rnr_expired(void *opaque)
+{
+    RnicTransport *tp = opaque;
+
+    if (tp->comp.wait == RNIC_COMP_RNR_WAIT) {
+        tp->comp.wait = RNIC_COMP_RUN;
+        rnic_qp_schedule(tp->s, tp->qp);
+    }
+}
+
+void rnic_comp_init_timers(RnicTransport *tp)
+{
+    tp->comp.ack_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                      rnic_comp_ack_timeout, tp);
+    tp->comp.rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                      rnic_comp_rnr_expired, tp);
+}
+
+void rnic_comp_stop_timers(RnicTransport *tp)
+{
+    timer_del(tp->comp.ack_timer);
+    timer_del(tp->comp.rnr_timer);
+    tp->comp.wait = RNIC_COMP_RUN;
+}
+
+void rnic_comp_reset(RnicTransport *tp)
+{
+    RnicQP *qp = tp->qp;
+
+    rnic_comp_stop_timers(tp);
+    tp->comp.psn = qp->sq_psn & RNIC_PSN_MASK;
+    tp->comp.retry_left = qp->retry_cnt;
+    tp->comp.rnr_left = qp->rnr_retry;
+    tp->comp.rewound = false;
+    tp->comp.sqd_notified = false;
+}
+
+/* ---- Acknowledgements ---- */
+
+/*
+ * Applies a cumulative acknowledgement of every PSN up to 'ack_psn'.
+ * A READ or ATOMIC cannot be completed by an ACK: reaching one whose
+ * response is still missing means the response was lost, so it is
+ * requested again.
+ */
+static void rnic_comp_ack_to(RnicState *s, RnicQP *qp, uint32_t ack_psn)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t mtu = rnic_tp_mtu(qp);
+    bool progress = false;
+    uint16_t idx;
+
+    if (rnic_psn_lt(ack_psn, tp->comp.psn)) {
+        return;                         /* old news */
+    }
+    for (idx = qp->sq.ci; idx != tp->req.fetch_idx; idx++) {
+        RnicSwqe *w = rnic_tp_swqe(tp, idx);
+
+        if (!w->started || w->state == RNIC_SWQE_ERROR) {
+            break;
+        }
+        if (w->state == RNIC_SWQE_DONE) {
+            continue;
+        }
+        if (rnic_op_is_rd_atomic(w->opcode)) {
+            uint32_t want = w->opcode == RNIC_WR_RDMA_READ ?
+                rnic_psn_add(w->first_psn, w->read_off / mtu) : w->first_psn;
+
+            if (rnic_psn_ge(ack_psn, want)) {
+                if (progress) {
+                    rnic_comp_progress(s, qp);
+                }
+                if (!tp->comp.rewound) {
+                    rnic_comp_retry(s, qp, "response missing");
+                }
+                rnic_comp_advance(s, qp);
+                return;
+            }
+            break;
+        }
+        if (rnic_psn_lt(ack_psn, w->first_psn)) {
+            break;
+        }
+        if (rnic_psn_ge(ack_psn, w->last_psn)) {
+            w->state = RNIC_SWQE_DONE;
+            tp->comp.psn = rnic_psn_add(w->last_psn, 1);
+            progress = true;
+            continue;
+        }
+        tp->comp.psn = rnic_psn_add(ack_psn, 1);
+        progress = true;
+        break;
+    }
+    if (progress) {
+        /* The requester may be behind what the peer has already seen. */
+        if (rnic_psn_lt(tp->req.psn, tp->comp.psn)) {
+            rnic_req_rewind(s, qp, tp->comp.psn);
+        }
+        rnic_comp_progress(s, qp);
+    }
+    rnic_comp_advance(s, qp);
+}
+
+static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
+{
+    RnicTransport *tp = qp->tp;
+    uint8_t syn = p->aeth.syndrome;
+    uint32_t psn = p->bth.psn;
+
+    /* Everything before the NAK'd PSN arrived. */
+    rnic_comp_ack_to(s, qp, rnic_psn_add(psn, -1));
+    if (qp->state == RNIC_QPS_ERR) {
+        return;
+    }
+
+    switch (rnic_aeth_type(syn)) {
+    case RNIC_AETH_RNR_NAK:
+        s->cnt[RNIC_CNT_RNR_NAK_RCVD]++;
+        if (psn != tp->comp.psn) {
+            return;                     /* stale */
+        }
+        if (qp->rnr_retry != 7) {
+            if (!tp->comp.rnr_left) {
+                rnic_comp_fail_head(s, qp, RNIC_WC_RNR_RETRY_EXC_ERR);
+                return;
+            }
+            tp->comp.rnr_left--;
+        }
+        trace_rnic_tp_retransmit(qp->qpn, "rnr nak", psn, tp->comp.rnr_left);
+        rnic_req_rewind(s, qp, psn);
+        tp->comp.wait = RNIC_COMP_RNR_WAIT;
+        timer_del(tp->comp.ack_timer);
+        timer_mod(tp->comp.rnr_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  (int64_t)rnic_rnr_timer_us(rnic_aeth_value(syn)) * SCALE_US);
+        return;
+    case RNIC_AETH_NAK:
+        break;
+    default:
+        trace_rnic_tp_bad_resp(qp->qpn, "reserved AETH type", psn);
+        return;
+    }
+
+    switch (rnic_aeth_value(syn)) {
+    case RNIC_NAK_PSN_SEQ_ERR:
+        s->cnt[RNIC_CNT_SEQ_NAK_RCVD]++;
+        if (psn != tp->comp.psn || tp->comp.rewound) {
+            return;                     /* already resending from there */
+        }
+        rnic_comp_retry(s, qp, "sequence nak");
+        return;
+    case RNIC_NAK_INVALID_REQ:
+        rnic_comp_fail_head(s, qp, RNIC_WC_REM_INV_REQ_ERR);
+        return;
+    case RNIC_NAK_REMOTE_ACCESS_ERR:
+        rnic_comp_fail_head(s, qp, RNIC_WC_REM_ACCESS_ERR);
+        return;
+    case RNIC_NAK_REMOTE_OP_ERR:
+    case RNIC_NAK_INVALID_RD_REQ:
+        rnic_comp_fail_head(s, qp, RNIC_WC_REM_OP_ERR);
+        return;
+    default:
+        trace_rnic_tp_bad_resp(qp->qpn, "unknown NAK code", psn);
+        return;
+    }
+}
+
+/* The oldest WQE if it is a started READ/ATOMIC awaiting its response. */
+static RnicSwqe *rnic_comp_head_rd(RnicQP *qp, uint8_t want_op)
+{
+    RnicTransport *tp = qp->tp;
+    RnicSwqe *w;
+
+    if ((uint16_t)qp->sq.ci == tp->req.fetch_idx) {
+        return NULL;
+    }
+    w = rnic_tp_swqe(tp, qp->sq.ci);
+    if (!w->started || w->state == RNIC_SWQE_DONE ||
+        w->state == RNIC_SWQE_ERROR) {
+        return NULL;
+    }
+    if (want_op == RNIC_WR_RDMA_READ ? w->opcode != RNIC_WR_RDMA_READ :
+        (w->opcode != RNIC_WR_ATOMIC_CMP_SWP &&
+         w->opcode != RNIC_WR_ATOMIC_FETCH_ADD)) {
+        return NULL;
+    }
+    return w;
+}
+
+static void rnic_comp_read_resp(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                                const uint8_t *frame, uint32_t flags)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t mtu = rnic_tp_mtu(qp);
+    uint32_t psn = p->bth.psn;
+    uint32_t want, remaining, n;
+    RnicMemErr err;
+    RnicSwqe *w;
+
+    rnic_comp_ack_to(s, qp, rnic_psn_add(psn, -1));
+    w = rnic_comp_head_rd(qp, RNIC_WR_RDMA_READ);
+    if (!w || qp->state == RNIC_QPS_ERR) {
+        trace_rnic_tp_bad_resp(qp->qpn, "read response without READ", psn);
+        return;
+    }
+    want = rnic_psn_add(w->first_psn, w->read_off / mtu);
+    if (psn != want) {
+        if (rnic_psn_gt(psn, want) && !tp->comp.rewound) {
+            rnic_comp_retry(s, qp, "read response gap");
+        }
+        trace_rnic_tp_resp_psn(qp->qpn, "read response out of order", psn,
+                               want);
+        return;
+    }
+    remaining = w->length - w->read_off;
+    n = MIN(mtu, remaining);
+    if (p->payload_len != n || !!(flags & RNIC_OPF_LAST) != (n == remaining)) {
+        trace_rnic_tp_bad_resp(qp->qpn, "read response length", psn);
+        return;
+    }
+    if ((flags & RNIC_HDR_AETH) &&
+        rnic_aeth_type(p->aeth.syndrome) != RNIC_AETH_ACK) {
+        trace_rnic_tp_bad_resp(qp->qpn, "read response with NAK", psn);
+        return;
+    }
+    err = rnic_sgl_copy(s, qp->pdn, RNIC_ACCESS_LOCAL_WRITE, w->sge,
+                        w->num_sge, w->read_off,
+                        (void *)(frame + p->payload_off), n, true);
+    if (err != RNIC_MEM_OK) {
+        rnic_comp_fail_head(s, qp, RNIC_WC_LOC_PROT_ERR);
+        return;
+    }
+    w->read_off += n;
+    tp->comp.psn = rnic_psn_add(psn, 1);
+    if (w->read_off == w->length) {
+        w->state = RNIC_SWQE_DONE;
+    }
+    rnic_comp_progress(s, qp);
+    rnic_comp_advance(s, qp);
+}
+
+static void rnic_comp_atomic_ack(RnicState *s, RnicQP *qp, const RnicPkt *p)
+{
+    RnicTransport *tp = qp->tp;
+    uint64_t orig = cpu_to_le64(p->atomic_orig);
+    RnicSwqe *w;
+
+    rnic_comp_ack_to(s, qp, rnic_psn_add(p->bth.psn, -1));
+    w = rnic_comp_head_rd(qp, RNIC_WR_ATOMIC_CMP_SWP);
+    if (!w || qp->state == RNIC_QPS_ERR || w->first_psn != p->bth.psn) {
+        trace_rnic_tp_bad_resp(qp->qpn, "unexpected atomic ack", p->bth.psn);
+        return;
+    }
+    if (rnic_aeth_type(p->aeth.syndrome) != RNIC_AETH_ACK) {
+        rnic_comp_nak(s, qp, p);
+        return;
+    }
+    if (rnic_sgl_copy(s, qp->pdn, RNIC_ACCESS_LOCAL_WRITE, w->sge, 1, 0,
+                      &orig, 8, true) != RNIC_MEM_OK) {
+        rnic_comp_fail_head(s, qp, RNIC_WC_LOC_PROT_ERR);
+        return;
+    }
+    w->state = RNIC_SWQE_DONE;
+    tp->comp.psn = rnic_psn_add(p->bth.psn, 1);
+    rnic_comp_progress(s, qp);
+    rnic_comp_advance(s, qp);
+}
+
+void rnic_comp_rx(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                  const uint8_t *frame)
+{
+    RnicTransport *tp = qp->tp;
+    const RnicOpcodeInfo *info = rnic_opcode_info(p->bth.opcode);
+    uint32_t psn = p->bth.psn;
+
+    if (qp->type != RNIC_QPT_RC || !info) {
+        trace_rnic_tp_rx_drop(qp->qpn, "response on a non-RC QP");
+        s->cnt[RNIC_CNT_RX_DROPPED]++;
+        return;
+    }
+    /* Only PSNs this QP has sent can be acknowledged. */
+    if (!rnic_psn_lt(psn, tp->req.max_psn) ||
+        rnic_psn_diff(psn, tp->comp.psn) < -(int32_t)RNIC_TP_MAX_MSG_PKTS) {
+        trace_rnic_tp_resp_psn(qp->qpn, "response outside window", psn,
+                               tp->comp.psn);
+        return;
+    }
+    if (info->flags & RNIC_HDR_AETH) {
+        trace_rnic_tp_ack_rx(qp->qpn, rnic_aeth_str(p->aeth.syndrome), psn,
+                             p->aeth.msn);
+    }
+    if (info->flags & RNIC_OPF_READ) {
+        rnic_comp_read_resp(s, qp, p, frame, info->flags);
+    } else if (info->flags & RNIC_HDR_ATOMIC_ACK_ETH) {
+        rnic_comp_atomic_ack(s, qp, p);
+    } else if (rnic_aeth_type(p->aeth.syndrome) == RNIC_AETH_ACK) {
+        rnic_comp_ack_to(s, qp, psn);
+    } else {
+        rnic_comp_nak(s, qp, p);
+    }
+}
+
+/* ---- Flush ---- */
+
+void rnic_sq_flush(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t n = 0;
+
+    /* The doorbell never lets pi run more than a ring ahead of ci. */
+    while ((uint16_t)qp->sq.ci != (uint16_t)qp->sq.pi) {
+        uint16_t idx = qp->sq.ci;
+        struct rnic_cqe cqe = {
+            .qpn = qp->qpn,
+            .wqe_idx = idx,
+            .status = RNIC_WC_WR_FLUSH_ERR,
+        };
+
+        uint16_t ahead = rnic_idx_diff(tp->req.fetch_idx, idx);
+
+        if (ahead && ahead <= RNIC_TP_MAX_INFLIGHT) {
+            RnicSwqe *w = rnic_tp_swqe(tp, idx);
+
+            /* Shadowed: never read the guest's copy again. */
+            cqe.wr_id = w->wr_id;
+            cqe.opcode = rnic_wr_to_wc_opcode(w->opcode);
+            w->state = RNIC_SWQE_FREE;
+        } else {
+            struct rnic_send_wqe hdr;
+
+            if (rnic_ring_read(s, &qp->sq.ring, idx, &hdr, sizeof(hdr))) {
+                cqe.wr_id = le64_to_cpu(hdr.wr_id);
+                cqe.opcode = rnic_wr_to_wc_opcode(hdr.opcode);
+            }
+            tp->req.fetch_idx = idx + 1;
+        }
+        trace_rnic_tp_send_cqe(qp->qpn, idx, cqe.opcode, cqe.status);
+        rnic_cq_post(s, qp->send_cqn, &cqe);
+        qp->sq.ci = (uint16_t)(qp->sq.ci + 1);
+        n++;
+    }
+    tp->req.fetch_idx = qp->sq.ci;
+    tp->req.send_idx = qp->sq.ci;
+    tp->req.send_pkt = 0;
+    tp->req.rd_outstanding = 0;
+    if (n) {
+        trace_rnic_tp_flush(qp->qpn, n, 0);
+    }
+}

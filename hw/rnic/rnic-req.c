@@ -1,29 +1,721 @@
 /*
- * rnic: RoCEv2 transport (req)
+ * rnic: RoCEv2 requester -- SQ WQEs to packets, and the transport's
+ * per-QP entry points
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Each SQ WQE is read from guest memory once into a shadow slot
+ * (RnicSwqe), validated there, and every packet of it -- including
+ * retransmissions -- is built from the shadow.  Payload bytes are gathered
+ * from the SGEs each time a packet is built, as a hardware RNIC would.
  */
 #include "qemu/osdep.h"
-#include "rnic.h"
+#include "qemu/bswap.h"
+#include "qemu/log.h"
+#include "rnic-transport.h"
+#include "trace.h"
+
+uint8_t rnic_wr_to_wc_opcode(uint8_t wr_opcode)
+{
+    switch (wr_opcode) {
+    case RNIC_WR_RDMA_WRITE:
+    case RNIC_WR_RDMA_WRITE_IMM:
+        return RNIC_WC_RDMA_WRITE;
+    case RNIC_WR_RDMA_READ:
+        return RNIC_WC_RDMA_READ;
+    case RNIC_WR_ATOMIC_CMP_SWP:
+        return RNIC_WC_COMP_SWAP;
+    case RNIC_WR_ATOMIC_FETCH_ADD:
+        return RNIC_WC_FETCH_ADD;
+    case RNIC_WR_LOCAL_INV:
+        return RNIC_WC_LOCAL_INV;
+    case RNIC_WR_REG_MR:
+        return RNIC_WC_REG_MR;
+    case RNIC_WR_BIND_MW:
+        return RNIC_WC_BIND_MW;
+    default:
+        return RNIC_WC_SEND;
+    }
+}
+
+static bool rnic_wr_is_rd_atomic(uint8_t op)
+{
+    return op == RNIC_WR_RDMA_READ || op == RNIC_WR_ATOMIC_CMP_SWP ||
+           op == RNIC_WR_ATOMIC_FETCH_ADD;
+}
+
+static bool rnic_qp_is_ud(const RnicQP *qp)
+{
+    return qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI;
+}
+
+/* Which work requests each QP type carries (the rest: LOC_QP_OP_ERR). */
+static bool rnic_wr_valid_for_qp(const RnicQP *qp, uint8_t op)
+{
+    switch (qp->type) {
+    case RNIC_QPT_RC:
+        return op <= RNIC_WR_ATOMIC_FETCH_ADD;
+    case RNIC_QPT_UC:
+        return op == RNIC_WR_SEND || op == RNIC_WR_SEND_IMM ||
+               op == RNIC_WR_RDMA_WRITE || op == RNIC_WR_RDMA_WRITE_IMM;
+    case RNIC_QPT_UD:
+    case RNIC_QPT_GSI:
+        return op == RNIC_WR_SEND || op == RNIC_WR_SEND_IMM;
+    default:
+        return false;
+    }
+}
+
+/* ---- Packet construction ---- */
+
+bool rnic_tp_pkt_init(RnicState *s, RnicQP *qp, const RnicAV *av,
+                      RnicPkt *p)
+{
+    const RnicGid *gid;
+
+    memset(p, 0, sizeof(*p));
+    if (av->sgid_index >= s->prop.max_gid) {
+        return false;
+    }
+    gid = &s->gid[av->sgid_index];
+    if (!gid->valid) {
+        return false;
+    }
+    memcpy(p->eth_dst, av->dmac, RNIC_ETH_ALEN);
+    memcpy(p->eth_src, gid->mac, RNIC_ETH_ALEN);
+    if (gid->vlan_id < 4096) {
+        p->has_vlan = true;
+        p->vlan_tci = gid->vlan_id;
+    }
+    if (gid->type == RNIC_GID_ROCE_V2_IPV4) {
+        /* An IPv4 source cannot reach an IPv6 destination. */
+        if (!rnic_ip_is_v4_mapped(av->dgid)) {
+            return false;
+        }
+        p->ip_ver = 4;
+    } else {
+        p->ip_ver = 6;
+    }
+    memcpy(p->ip_src, gid->gid, 16);
+    memcpy(p->ip_dst, av->dgid, 16);
+    p->ttl = av->hop_limit ? av->hop_limit : 64;
+    p->tclass = av->traffic_class;
+    p->flow_label = av->flow_label & 0xfffff;
+    p->ip_id = qp->tp ? qp->tp->req.ip_id++ : 0;
+    p->udp_sport = p->flow_label ?
+                   rnic_udp_sport_from_flow_label(p->flow_label) :
+                   rnic_udp_sport_from_qpn(qp->qpn);
+    p->udp_dport = RNIC_ROCE_UDP_PORT;
+    p->bth.pkey = RNIC_DEFAULT_PKEY;
+    p->bth.tver = RNIC_BTH_TVER;
+    return true;
+}
+
+bool rnic_tp_xmit(RnicState *s, RnicQP *qp, RnicPkt *p, const void *payload)
+{
+    uint8_t buf[RNIC_TP_FRAME_MAX];
+    int hlen, flen;
+
+    hlen = rnic_wire_build_hdr(p, buf, sizeof(buf));
+    if (hlen < 0) {
+        trace_rnic_tp_rx_drop(qp->qpn, "cannot build frame");
+        return false;
+    }
+    if (p->payload_len) {
+        memcpy(buf + hlen, payload, p->payload_len);
+    }
+    flen = rnic_wire_finalize(p, buf, sizeof(buf));
+    if (flen < 0) {
+        trace_rnic_tp_rx_drop(qp->qpn, "cannot finalize frame");
+        return false;
+    }
+    if (flen < RNIC_ETH_MIN_FRAME) {
+        memset(buf + flen, 0, RNIC_ETH_MIN_FRAME - flen);
+        flen = RNIC_ETH_MIN_FRAME;
+    }
+    trace_rnic_tp_tx(qp->qpn, rnic_bth_opc_str(p->bth.opcode), p->bth.dqpn,
+                     p->bth.psn, p->payload_len);
+    s->cnt[RNIC_CNT_TX_PKTS]++;
+    s->cnt[RNIC_CNT_TX_BYTES] += flen;
+    rnic_net_roce_tx(s, buf, flen);
+    return true;
+}
+
+/* ---- WQE fetch and validation ---- */
+
+static void rnic_av_from_abi(RnicAV *av, const struct rnic_av *in)
+{
+    memcpy(av->dgid, in->dgid, 16);
+    memcpy(av->dmac, in->dmac, 6);
+    av->sgid_index = in->sgid_index;
+    av->hop_limit = in->hop_limit;
+    av->flow_label = le32_to_cpu(in->flow_label) & 0xfffff;
+    av->traffic_class = in->traffic_class;
+    av->net_type = in->net_type;
+}
+
+/* Marks a shadow slot failed; the completer reports it in SQ order. */
+static void rnic_swqe_fail(RnicQP *qp, RnicSwqe *w, uint8_t status,
+                           const char *why)
+{
+    trace_rnic_err_tp_wqe(qp->qpn, w->idx, why);
+    w->state = RNIC_SWQE_ERROR;
+    w->status = status;
+}
+
+/*
+ * Copies SQ WQE 'fetch_idx' into its shadow slot and validates the copy.
+ * Returns false if the WQE failed (the slot is then in ERROR).
+ */
+static bool rnic_req_fetch(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    uint16_t idx = tp->req.fetch_idx;
+    RnicSwqe *w = rnic_tp_swqe(tp, idx);
+    uint8_t raw[RNIC_SQ_WQE_SIZE];
+    struct rnic_send_wqe hdr;
+    bool ud = rnic_qp_is_ud(qp);
+    unsigned sge_off = ud ? 128 : sizeof(hdr);
+    unsigned max_sge = MIN(qp->max_send_sge,
+                           ud ? RNIC_UD_MAX_SGE : RNIC_SQ_MAX_SGE);
+    unsigned max_inl = MIN(qp->max_inline, RNIC_SQ_WQE_SIZE - sge_off);
+    uint32_t mtu = rnic_tp_mtu(qp);
+    uint64_t len = 0;
+    unsigned i;
+
+    memset(w, 0, offsetof(RnicSwqe, sge));
+    w->idx = idx;
+    w->state = RNIC_SWQE_PENDING;
+    tp->req.fetch_idx++;
+
+    if (!rnic_ring_read(s, &qp->sq.ring, idx, raw, sizeof(raw))) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR, "WQE not readable");
+        return false;
+    }
+    memcpy(&hdr, raw, sizeof(hdr));
+    w->wr_id = le64_to_cpu(hdr.wr_id);
+    w->opcode = hdr.opcode;
+    w->flags = hdr.flags;
+    w->num_sge = hdr.num_sge;
+    memcpy(&w->imm_inv, &hdr.imm_inv, 4);     /* kept as raw bytes */
+    w->rkey = le32_to_cpu(hdr.rkey);
+    w->remote_addr = le64_to_cpu(hdr.remote_addr);
+    w->compare_add = le64_to_cpu(hdr.compare_add);
+    w->swap = le64_to_cpu(hdr.swap);
+    w->ud_qpn = le32_to_cpu(hdr.ud_qpn) & RNIC_QPN_MASK;
+    w->ud_qkey = le32_to_cpu(hdr.ud_qkey);
+    if (ud) {
+        struct rnic_av av;
+
+        memcpy(&av, raw + sizeof(hdr), sizeof(av));
+        rnic_av_from_abi(&w->av, &av);
+    }
+
+    if (!rnic_wr_valid_for_qp(qp, w->opcode)) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR,
+                       "opcode not supported on this QP type");
+        return false;
+    }
+
+    if (w->flags & RNIC_WQE_INLINE) {
+        uint32_t ilen = le32_to_cpu(hdr.inline_len);
+
+        if (rnic_wr_is_rd_atomic(w->opcode)) {
+            rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR,
+                           "inline READ/ATOMIC");
+            return false;
+        }
+        if (ilen > max_inl) {
+            rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR,
+                           "inline data above max_inline");
+            return false;
+        }
+        w->inline_data = true;
+        w->num_sge = 0;
+        memcpy(w->inl, raw + sge_off, ilen);
+        len = ilen;
+    } else {
+        if (w->num_sge > max_sge) {
+            rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR,
+                           "num_sge above max_send_sge");
+            return false;
+        }
+        for (i = 0; i < w->num_sge; i++) {
+            struct rnic_sge sge;
+
+            memcpy(&sge, raw + sge_off + i * sizeof(sge), sizeof(sge));
+            w->sge[i].addr = le64_to_cpu(sge.addr);
+            w->sge[i].length = le32_to_cpu(sge.length);
+            w->sge[i].lkey = le32_to_cpu(sge.lkey);
+            len += w->sge[i].length;       /* 12 x 32 bits: cannot wrap */
+        }
+    }
+
+    if (w->opcode == RNIC_WR_ATOMIC_CMP_SWP ||
+        w->opcode == RNIC_WR_ATOMIC_FETCH_ADD) {
+        if (w->num_sge < 1 || w->sge[0].length < 8) {
+            rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR,
+                           "atomic needs an 8-byte SGE");
+            return false;
+        }
+        if (w->remote_addr & 7) {
+            rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR,
+                           "misaligned atomic");
+            return false;
+        }
+        w->num_sge = 1;
+        w->sge[0].length = 8;
+        len = 8;
+    }
+    if (len > 0x80000000ULL) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR, "message above 2 GiB");
+        return false;
+    }
+    w->length = len;
+    if (ud && len > mtu) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR, "UD message above MTU");
+        return false;
+    }
+    w->npkts = rnic_wr_is_rd_atomic(w->opcode) && w->opcode !=
+               RNIC_WR_RDMA_READ ? 1 : rnic_tp_npkts(len, mtu);
+    if (w->npkts > RNIC_TP_MAX_MSG_PKTS) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR, "message too many packets");
+        return false;
+    }
+
+    /*
+     * Check the local keys now so that a bad key fails the WQE before
+     * anything reaches the wire.  Gathering checks them again.
+     */
+    for (i = 0; i < w->num_sge; i++) {
+        uint32_t access = rnic_wr_is_rd_atomic(w->opcode) ?
+                          RNIC_ACCESS_LOCAL_WRITE : 0;
+
+        if (!w->sge[i].length) {
+            continue;
+        }
+        if (rnic_mr_check(s, w->sge[i].lkey, qp->pdn, access,
+                          w->sge[i].addr, w->sge[i].length, NULL) !=
+            RNIC_MEM_OK) {
+            rnic_swqe_fail(qp, w, RNIC_WC_LOC_PROT_ERR, "bad lkey");
+            return false;
+        }
+    }
+    trace_rnic_tp_wqe(qp->qpn, idx, w->opcode, w->length, tp->req.psn,
+                      w->npkts);
+    return true;
+}
+
+/* ---- Sending ---- */
+
+static uint8_t rnic_req_opcode(RnicQP *qp, RnicSwqe *w, uint32_t pkt)
+{
+    bool first = pkt == 0;
+    bool last = pkt + 1 == w->npkts;
+    uint8_t base = qp->type == RNIC_QPT_UC ? RNIC_OPC_UC : RNIC_OPC_RC;
+
+    switch (w->opcode) {
+    case RNIC_WR_SEND:
+    case RNIC_WR_SEND_IMM:
+    case RNIC_WR_SEND_INV:
+        if (rnic_qp_is_ud(qp)) {
+            return w->opcode == RNIC_WR_SEND_IMM ?
+                   RNIC_OPC_UD_SEND_ONLY_WITH_IMMEDIATE :
+                   RNIC_OPC_UD_SEND_ONLY;
+        }
+        if (!last) {
+            return base | (first ? RNIC_OPC_SEND_FIRST : RNIC_OPC_SEND_MIDDLE);
+        }
+        if (w->opcode == RNIC_WR_SEND_IMM) {
+            return base | (first ? RNIC_OPC_SEND_ONLY_WITH_IMMEDIATE :
+                                   RNIC_OPC_SEND_LAST_WITH_IMMEDIATE);
+        }
+        if (w->opcode == RNIC_WR_SEND_INV) {
+            return base | (first ? RNIC_OPC_SEND_ONLY_WITH_INVALIDATE :
+                                   RNIC_OPC_SEND_LAST_WITH_INVALIDATE);
+        }
+        return base | (first ? RNIC_OPC_SEND_ONLY : RNIC_OPC_SEND_LAST);
+    case RNIC_WR_RDMA_WRITE:
+    case RNIC_WR_RDMA_WRITE_IMM:
+        if (!last) {
+            return base | (first ? RNIC_OPC_RDMA_WRITE_FIRST :
+                                   RNIC_OPC_RDMA_WRITE_MIDDLE);
+        }
+        if (w->opcode == RNIC_WR_RDMA_WRITE_IMM) {
+            return base | (first ? RNIC_OPC_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+                                   RNIC_OPC_RDMA_WRITE_LAST_WITH_IMMEDIATE);
+        }
+        return base | (first ? RNIC_OPC_RDMA_WRITE_ONLY :
+                               RNIC_OPC_RDMA_WRITE_LAST);
+    case RNIC_WR_RDMA_READ:
+        return RNIC_OPC_RC_RDMA_READ_REQUEST;
+    case RNIC_WR_ATOMIC_CMP_SWP:
+        return RNIC_OPC_RC_COMPARE_SWAP;
+    default:
+        return RNIC_OPC_RC_FETCH_ADD;
+    }
+}
+
+/*
+ * Sends packet 'send_pkt' of the current WQE.  Returns false if the WQE
+ * failed while gathering (the slot is then in ERROR).
+ */
+static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
+{
+    RnicTransport *tp = qp->tp;
+    RnicReq *req = &tp->req;
+    uint32_t mtu = rnic_tp_mtu(qp);
+    uint8_t payload[4096];
+    const RnicAV *av = rnic_qp_is_ud(qp) ? &w->av : &qp->av;
+    const RnicOpcodeInfo *info;
+    RnicPkt p;
+    uint32_t pkt = req->send_pkt;
+    uint32_t off = 0, n = 0;
+    bool last;
+
+    if (!rnic_tp_pkt_init(s, qp, av, &p)) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR, "no usable source GID");
+        return false;
+    }
+    p.bth.opcode = rnic_req_opcode(qp, w, pkt);
+    info = rnic_opcode_info(p.bth.opcode);
+    p.bth.dqpn = rnic_qp_is_ud(qp) ? w->ud_qpn : qp->dest_qpn;
+    p.bth.psn = req->psn;
+
+    if (w->opcode == RNIC_WR_RDMA_READ) {
+        /* A re-request after a partial response asks only for the rest. */
+        p.reth.va = w->remote_addr + w->read_off;
+        p.reth.rkey = w->rkey;
+        p.reth.dma_len = w->length - w->read_off;
+        last = true;
+    } else {
+        last = pkt + 1 == w->npkts;
+        off = pkt * mtu;
+        n = MIN(mtu, w->length - off);
+        if (info->flags & RNIC_HDR_RETH) {
+            p.reth.va = w->remote_addr;
+            p.reth.rkey = w->rkey;
+            p.reth.dma_len = w->length;
+        }
+        if (info->flags & RNIC_HDR_ATOMIC_ETH) {
+            p.atomic.va = w->remote_addr;
+            p.atomic.rkey = w->rkey;
+            if (w->opcode == RNIC_WR_ATOMIC_CMP_SWP) {
+                p.atomic.swap_add = w->swap;
+                p.atomic.compare = w->compare_add;
+            } else {
+                p.atomic.swap_add = w->compare_add;
+            }
+            n = 0;
+        }
+        if (info->flags & RNIC_HDR_IMMDT) {
+            p.imm = ldl_be_p(&w->imm_inv);
+        }
+        if (info->flags & RNIC_HDR_IETH) {
+            p.ieth_rkey = ldl_le_p(&w->imm_inv);
+        }
+        if (info->flags & RNIC_HDR_DETH) {
+            /* A qkey with the top bit set means "use the QP's". */
+            p.deth.qkey = (w->ud_qkey & 0x80000000u) && qp->type !=
+                          RNIC_QPT_GSI ? qp->qkey : w->ud_qkey;
+            p.deth.src_qp = qp->qpn;
+        }
+        if (n) {
+            RnicMemErr err = RNIC_MEM_OK;
+
+            if (w->inline_data) {
+                memcpy(payload, w->inl + off, n);
+            } else {
+                err = rnic_sgl_copy(s, qp->pdn, 0, w->sge, w->num_sge, off,
+                                    payload, n, false);
+            }
+            if (err != RNIC_MEM_OK) {
+                rnic_swqe_fail(qp, w, RNIC_WC_LOC_PROT_ERR,
+                               rnic_mem_err_str(err));
+                return false;
+            }
+        }
+    }
+    p.payload_len = n;
+    if (last && (w->flags & RNIC_WQE_SOLICITED) &&
+        (w->opcode == RNIC_WR_SEND || w->opcode == RNIC_WR_SEND_IMM ||
+         w->opcode == RNIC_WR_SEND_INV || w->opcode == RNIC_WR_RDMA_WRITE_IMM)) {
+        p.bth.se = true;
+    }
+    if (qp->type == RNIC_QPT_RC &&
+        (last || ++req->noack_pkts >= RNIC_TP_ACKREQ_EVERY)) {
+        p.bth.ack_req = true;
+        req->noack_pkts = 0;
+    }
+
+    if (rnic_psn_lt(req->psn, req->max_psn)) {
+        s->cnt[RNIC_CNT_RETRANSMITS]++;
+    }
+    rnic_tp_xmit(s, qp, &p, payload);
+
+    if (w->opcode == RNIC_WR_RDMA_READ) {
+        req->psn = rnic_psn_add(w->last_psn, 1);
+    } else {
+        req->psn = rnic_psn_add(req->psn, 1);
+    }
+    if (rnic_psn_gt(req->psn, req->max_psn)) {
+        req->max_psn = req->psn;
+    }
+    req->send_pkt++;
+    if (last) {
+        req->send_idx++;
+        req->send_pkt = 0;
+        /* UC and UD have no acknowledgements: sent means done. */
+        w->state = qp->type == RNIC_QPT_RC ? RNIC_SWQE_SENT : RNIC_SWQE_DONE;
+        if (qp->type != RNIC_QPT_RC) {
+            tp->comp.psn = req->psn;
+        }
+    }
+    return true;
+}
+
+/*
+ * Moves the send position back (or forward) to 'psn', which must be the
+ * oldest unacknowledged PSN: every packet from there is sent again.
+ */
+void rnic_req_rewind(RnicState *s, RnicQP *qp, uint32_t psn)
+{
+    RnicTransport *tp = qp->tp;
+    RnicReq *req = &tp->req;
+    uint16_t idx;
+
+    for (idx = qp->sq.ci; idx != req->fetch_idx; idx++) {
+        RnicSwqe *w = rnic_tp_swqe(tp, idx);
+        uint16_t j;
+
+        if (!w->started || w->state == RNIC_SWQE_ERROR) {
+            break;
+        }
+        if (w->state == RNIC_SWQE_DONE || rnic_psn_lt(psn, w->first_psn) ||
+            rnic_psn_gt(psn, w->last_psn)) {
+            continue;
+        }
+        req->send_idx = idx;
+        req->send_pkt = rnic_wr_is_rd_atomic(w->opcode) ?
+                        0 : rnic_psn_diff(psn, w->first_psn);
+        req->psn = psn;
+        req->noack_pkts = 0;
+        for (j = idx; j != req->fetch_idx; j++) {
+            RnicSwqe *wj = rnic_tp_swqe(tp, j);
+
+            if (wj->started && wj->state == RNIC_SWQE_SENT) {
+                wj->state = RNIC_SWQE_PENDING;
+            }
+        }
+        return;
+    }
+    /* Everything started is acknowledged: continue with what is next. */
+    req->send_idx = idx;
+    req->send_pkt = 0;
+    req->psn = psn;
+}
+
+void rnic_req_reset(RnicTransport *tp)
+{
+    RnicQP *qp = tp->qp;
+
+    memset(&tp->req, 0, sizeof(tp->req));
+    tp->req.fetch_idx = qp->sq.ci;
+    tp->req.send_idx = qp->sq.ci;
+    tp->req.psn = qp->sq_psn & RNIC_PSN_MASK;
+    tp->req.max_psn = tp->req.psn;
+    memset(tp->swqe, 0, sizeof(tp->swqe));
+}
+
+void rnic_req_run(RnicState *s, RnicQP *qp, int *budget)
+{
+    RnicTransport *tp = qp->tp;
+    RnicReq *req = &tp->req;
+    uint32_t max_rd = MAX(qp->max_rd_atomic, 1);
+
+    if (qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) {
+        return;
+    }
+    if (tp->comp.wait != RNIC_COMP_RUN) {
+        return;
+    }
+    while (*budget > 0 && qp->state != RNIC_QPS_ERR) {
+        RnicSwqe *w;
+
+        if (req->send_idx == req->fetch_idx) {
+            /* SQD finishes what it started but fetches nothing new. */
+            if (qp->state != RNIC_QPS_RTS ||
+                rnic_idx_diff(qp->sq.pi, req->fetch_idx) == 0 ||
+                rnic_idx_diff(req->fetch_idx, qp->sq.ci) >=
+                RNIC_TP_MAX_INFLIGHT) {
+                break;
+            }
+            (*budget)--;
+            if (!rnic_req_fetch(s, qp)) {
+                rnic_comp_advance(s, qp);
+                break;
+            }
+        }
+        w = rnic_tp_swqe(tp, req->send_idx);
+        if (w->state == RNIC_SWQE_ERROR) {
+            break;
+        }
+        if (w->state != RNIC_SWQE_PENDING) {
+            req->send_idx++;
+            req->send_pkt = 0;
+            continue;
+        }
+        if (qp->type == RNIC_QPT_RC &&
+            rnic_psn_diff(req->psn, tp->comp.psn) >= RNIC_TP_WINDOW) {
+            break;
+        }
+        if (!w->started) {
+            bool rd = rnic_wr_is_rd_atomic(w->opcode);
+
+            if ((w->flags & RNIC_WQE_FENCE) && req->rd_outstanding) {
+                break;
+            }
+            if (rd && req->rd_outstanding >= max_rd) {
+                break;
+            }
+            w->started = true;
+            w->first_psn = req->psn;
+            w->last_psn = rnic_psn_add(req->psn, w->npkts - 1);
+            if (rd) {
+                req->rd_outstanding++;
+            }
+        }
+        (*budget)--;
+        if (!rnic_req_send_pkt(s, qp, w)) {
+            rnic_comp_advance(s, qp);
+            break;
+        }
+        if (w->state == RNIC_SWQE_DONE) {
+            rnic_comp_advance(s, qp);
+        }
+    }
+    rnic_comp_arm_ack_timer(s, qp);
+}
+
+/* ---- Entry points from the core ---- */
 
 bool rnic_tp_qp_init(RnicState *s, RnicQP *qp)
 {
+    RnicTransport *tp = g_try_new0(RnicTransport, 1);
+
+    if (!tp) {
+        return false;
+    }
+    tp->s = s;
+    tp->qp = qp;
+    qp->tp = tp;
+    rnic_comp_init_timers(tp);
+    rnic_req_reset(tp);
+    rnic_comp_reset(tp);
+    rnic_resp_reset(tp);
     return true;
 }
 
 void rnic_tp_qp_fini(RnicState *s, RnicQP *qp)
 {
+    RnicTransport *tp = qp->tp;
+
+    if (!tp) {
+        return;
+    }
+    timer_free(tp->comp.ack_timer);
+    timer_free(tp->comp.rnr_timer);
+    g_free(tp);
+    qp->tp = NULL;
 }
 
 void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
                          uint32_t attr_mask)
 {
+    RnicTransport *tp = qp->tp;
+
+    if (!tp) {
+        return;
+    }
+    trace_rnic_tp_state(qp->qpn, old_state, qp->state, qp->sq_psn,
+                        qp->rq_psn);
+    switch (qp->state) {
+    case RNIC_QPS_RESET:
+    case RNIC_QPS_INIT:
+        rnic_comp_stop_timers(tp);
+        rnic_req_reset(tp);
+        rnic_comp_reset(tp);
+        rnic_resp_reset(tp);
+        break;
+    case RNIC_QPS_RTR:
+        if (old_state != RNIC_QPS_RTR || (attr_mask & RNIC_QP_ATTR_RQ_PSN)) {
+            rnic_resp_reset(tp);
+        }
+        break;
+    case RNIC_QPS_RTS:
+        if (old_state == RNIC_QPS_RTR) {
+            /* Nothing was fetched before RTS. */
+            rnic_req_reset(tp);
+            rnic_comp_reset(tp);
+        } else if (attr_mask & RNIC_QP_ATTR_SQ_PSN &&
+                   tp->req.send_idx == qp->sq.ci) {
+            rnic_req_reset(tp);
+            rnic_comp_reset(tp);
+        }
+        if (attr_mask & RNIC_QP_ATTR_RQ_PSN) {
+            tp->resp.epsn = qp->rq_psn & RNIC_PSN_MASK;
+        }
+        if (attr_mask & RNIC_QP_ATTR_RETRY_CNT) {
+            tp->comp.retry_left = qp->retry_cnt;
+        }
+        if (attr_mask & RNIC_QP_ATTR_RNR_RETRY) {
+            tp->comp.rnr_left = qp->rnr_retry;
+        }
+        rnic_qp_schedule(s, qp);
+        break;
+    case RNIC_QPS_SQD:
+        tp->comp.sqd_notified = false;
+        rnic_comp_advance(s, qp);
+        break;
+    case RNIC_QPS_ERR:
+        rnic_tp_qp_flush(s, qp);
+        break;
+    default:
+        break;
+    }
 }
 
 void rnic_tp_qp_flush(RnicState *s, RnicQP *qp)
 {
+    RnicTransport *tp = qp->tp;
+
+    if (!tp || tp->flushing) {
+        return;
+    }
+    tp->flushing = true;
+    rnic_comp_stop_timers(tp);
+    rnic_sq_flush(s, qp);
+    rnic_rq_flush(s, qp);
+    tp->flushing = false;
 }
 
 void rnic_tp_qp_run(RnicState *s, RnicQP *qp, int *budget)
 {
+    if (!qp->tp) {
+        return;
+    }
+    switch (qp->state) {
+    case RNIC_QPS_ERR:
+        /* WQEs posted after the QP failed complete as flushed. */
+        rnic_tp_qp_flush(s, qp);
+        return;
+    case RNIC_QPS_RTR:
+    case RNIC_QPS_RTS:
+    case RNIC_QPS_SQD:
+        rnic_resp_run(s, qp, budget);
+        rnic_req_run(s, qp, budget);
+        return;
+    default:
+        return;
+    }
 }

@@ -1,12 +1,982 @@
 /*
- * rnic: RoCEv2 transport (resp)
+ * rnic: RoCEv2 responder -- incoming requests to memory and receive
+ * completions, ACK/NAK generation, read/atomic responses, and the
+ * dispatch of every received RoCE frame
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The responder owns resp.epsn, the next request PSN it expects.  A
+ * request at epsn is executed; one behind it is a duplicate (the ACK was
+ * lost): it is acknowledged again, or its read/atomic response replayed;
+ * one ahead of it means packets were lost: a single sequence NAK asks the
+ * requester to go back.  READ responses are produced from rnic_tp_qp_run
+ * a bounded number of packets at a time, so a large READ never stalls
+ * the main loop; ACKs for later requests wait behind them to keep the
+ * response stream in PSN order.
  */
 #include "qemu/osdep.h"
-#include "rnic.h"
+#include "qemu/bswap.h"
+#include "rnic-transport.h"
+#include "trace.h"
+
+/* Read response packets generated at once when a READ arrives. */
+#define RNIC_TP_RD_INLINE_BUDGET    16
+
+static bool rnic_resp_rd_pending(RnicTransport *tp)
+{
+    unsigned i;
+
+    for (i = 0; i < RNIC_TP_RD_RING; i++) {
+        if (tp->resp.rd[i].valid && tp->resp.rd[i].pending) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- ACK/NAK ---- */
+
+static void rnic_resp_send_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
+                               uint32_t psn)
+{
+    RnicTransport *tp = qp->tp;
+    RnicPkt p;
+
+    if (!rnic_tp_pkt_init(s, qp, &qp->av, &p)) {
+        trace_rnic_tp_resp_err(qp->qpn, "no usable source GID for ACK", psn);
+        return;
+    }
+    p.bth.opcode = RNIC_OPC_RC_ACKNOWLEDGE;
+    p.bth.dqpn = qp->dest_qpn;
+    p.bth.psn = psn;
+    p.aeth.syndrome = syndrome;
+    p.aeth.msn = tp->resp.msn;
+    trace_rnic_tp_ack_tx(qp->qpn, rnic_aeth_str(syndrome), psn, tp->resp.msn);
+    rnic_tp_xmit(s, qp, &p, NULL);
+    tp->resp.pkts_since_ack = 0;
+}
+
+/*
+ * Sends an ACK/NAK now, or after the queued read responses so that the
+ * requester sees responses in PSN order.  A later one replaces an
+ * earlier deferred one: ACKs are cumulative.
+ */
+static void rnic_resp_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
+                          uint32_t psn)
+{
+    RnicTransport *tp = qp->tp;
+
+    if (qp->type != RNIC_QPT_RC) {
+        return;
+    }
+    if (rnic_resp_rd_pending(tp)) {
+        tp->resp.ack_deferred = true;
+        tp->resp.ack_syndrome = syndrome;
+        tp->resp.ack_psn = psn;
+        return;
+    }
+    rnic_resp_send_ack(s, qp, syndrome, psn);
+}
+
+/* A request the QP cannot execute: NAK it and move the QP to ERR. */
+static void rnic_resp_fatal(RnicState *s, RnicQP *qp, uint32_t psn,
+                            unsigned nak, uint8_t eqe, const char *why)
+{
+    RnicTransport *tp = qp->tp;
+
+    trace_rnic_tp_resp_err(qp->qpn, why, psn);
+    if (qp->type == RNIC_QPT_RC) {
+        /* Pending read responses will never go out: NAK right away. */
+        memset(tp->resp.rd, 0, sizeof(tp->resp.rd));
+        tp->resp.ack_deferred = false;
+        rnic_resp_send_ack(s, qp, rnic_aeth_nak(nak), psn);
+    }
+    if (qp->state != RNIC_QPS_ERR) {
+        rnic_qp_fatal(s, qp, eqe);
+    }
+}
+
+/* ---- Receive WQEs ---- */
+
+typedef enum RnicRwqeGet {
+    RNIC_RWQE_OK,
+    RNIC_RWQE_NONE,         /* nothing posted: RNR */
+    RNIC_RWQE_BAD,          /* completed in error, QP moved to ERR */
+} RnicRwqeGet;
+
+static void rnic_resp_recv_cqe(RnicState *s, RnicQP *qp,
+                               struct rnic_cqe *cqe)
+{
+    RnicTransport *tp = qp->tp;
+    RnicRwqe *r = &tp->resp.rwqe;
+
+    cqe->wr_id = r->wr_id;
+    cqe->qpn = qp->qpn;
+    cqe->wqe_idx = r->idx;
+    trace_rnic_tp_recv_cqe(qp->qpn, r->idx, cqe->opcode, cqe->status,
+                           cqe->byte_len);
+    rnic_cq_post(s, qp->recv_cqn, cqe);
+    if (!r->from_srq) {
+        qp->rq.ci = (uint16_t)(qp->rq.ci + 1);
+    }
+    r->valid = false;
+}
+
+/* Completes the held receive WQE with an error status. */
+static void rnic_resp_recv_err(RnicState *s, RnicQP *qp, uint8_t status)
+{
+    struct rnic_cqe cqe = {
+        .opcode = RNIC_WC_RECV,
+        .status = status,
+    };
+
+    if (qp->tp->resp.rwqe.valid) {
+        rnic_resp_recv_cqe(s, qp, &cqe);
+    }
+    qp->tp->resp.msg = RNIC_RESP_MSG_NONE;
+}
+
+/* Copies the next RQ (or SRQ) WQE into resp.rwqe and validates it. */
+static RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    RnicRwqe *r = &tp->resp.rwqe;
+    uint8_t raw[RNIC_RQ_WQE_SIZE];
+    struct rnic_recv_wqe hdr;
+    const RnicRing *ring;
+    uint32_t max_sge;
+    bool ok;
+    unsigned i;
+
+    if (r->valid) {
+        return RNIC_RWQE_OK;
+    }
+    memset(r, 0, sizeof(*r));
+    if (qp->srqn) {
+        RnicSRQ *srq = rnic_srq_get(s, qp->srqn);
+
+        if (!srq || rnic_idx_diff(srq->wq.pi, srq->wq.ci) == 0) {
+            return RNIC_RWQE_NONE;
+        }
+        ring = &srq->wq.ring;
+        max_sge = srq->wq.max_sge;
+        r->from_srq = true;
+        r->idx = srq->wq.ci;
+        /* Claimed now: other QPs sharing the SRQ must not take it. */
+        srq->wq.ci = (uint16_t)(srq->wq.ci + 1);
+        if (srq->limit && rnic_idx_diff(srq->wq.pi, srq->wq.ci) <
+            srq->limit) {
+            srq->limit = 0;         /* one-shot, re-armed by MODIFY_SRQ */
+            rnic_eq_post(s, 0, RNIC_EQE_SRQ_LIMIT, qp->srqn, 0);
+        }
+    } else {
+        if (rnic_idx_diff(qp->rq.pi, qp->rq.ci) == 0) {
+            return RNIC_RWQE_NONE;
+        }
+        ring = &qp->rq.ring;
+        max_sge = qp->max_recv_sge;
+        r->idx = qp->rq.ci;
+    }
+    r->valid = true;
+    ok = rnic_ring_read(s, ring, r->idx, raw, sizeof(raw));
+    memcpy(&hdr, raw, sizeof(hdr));
+    r->wr_id = ok ? le64_to_cpu(hdr.wr_id) : 0;
+    r->num_sge = hdr.num_sge;
+    if (!ok || r->num_sge > MIN(max_sge, RNIC_RQ_MAX_SGE)) {
+        trace_rnic_err_tp_rwqe(qp->qpn, r->idx,
+                               ok ? "num_sge above max" : "not readable");
+        rnic_resp_recv_err(s, qp, ok ? RNIC_WC_LOC_LEN_ERR :
+                                       RNIC_WC_LOC_QP_OP_ERR);
+        return RNIC_RWQE_BAD;
+    }
+    for (i = 0; i < r->num_sge; i++) {
+        struct rnic_sge sge;
+
+        memcpy(&sge, raw + sizeof(hdr) + i * sizeof(sge), sizeof(sge));
+        r->sge[i].addr = le64_to_cpu(sge.addr);
+        r->sge[i].length = le32_to_cpu(sge.length);
+        r->sge[i].lkey = le32_to_cpu(sge.lkey);
+        r->total += r->sge[i].length;
+    }
+    return RNIC_RWQE_OK;
+}
+
+void rnic_rq_flush(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t n = 0;
+
+    if (tp->resp.rwqe.valid && tp->resp.rwqe.from_srq) {
+        rnic_resp_recv_err(s, qp, RNIC_WC_WR_FLUSH_ERR);
+        n++;
+    }
+    tp->resp.rwqe.valid = false;
+    tp->resp.msg = RNIC_RESP_MSG_NONE;
+    memset(tp->resp.rd, 0, sizeof(tp->resp.rd));
+    tp->resp.ack_deferred = false;
+    if (qp->srqn) {
+        goto out;
+    }
+    while ((uint16_t)qp->rq.ci != (uint16_t)qp->rq.pi) {
+        struct rnic_recv_wqe hdr;
+        struct rnic_cqe cqe = {
+            .qpn = qp->qpn,
+            .wqe_idx = qp->rq.ci,
+            .opcode = RNIC_WC_RECV,
+            .status = RNIC_WC_WR_FLUSH_ERR,
+        };
+
+        if (rnic_ring_read(s, &qp->rq.ring, qp->rq.ci, &hdr, sizeof(hdr))) {
+            cqe.wr_id = le64_to_cpu(hdr.wr_id);
+        }
+        trace_rnic_tp_recv_cqe(qp->qpn, qp->rq.ci, cqe.opcode, cqe.status, 0);
+        rnic_cq_post(s, qp->recv_cqn, &cqe);
+        qp->rq.ci = (uint16_t)(qp->rq.ci + 1);
+        n++;
+    }
+out:
+    if (n) {
+        trace_rnic_tp_flush(qp->qpn, 0, n);
+    }
+}
+
+/* ---- SEND ---- */
+
+/* SEND with invalidate: the named fast-reg MR of this PD stops working. */
+static bool rnic_resp_invalidate(RnicState *s, RnicQP *qp, uint32_t rkey)
+{
+    uint32_t idx = rkey >> 8;
+    RnicMR *mr;
+
+    if (idx == 0 || idx > s->prop.max_mr) {
+        return false;
+    }
+    mr = &s->mr[idx];
+    if (!mr->valid || mr->key != (rkey & 0xff) || mr->pdn != qp->pdn ||
+        !(mr->flags & RNIC_MR_FLAG_FAST_REG)) {
+        return false;
+    }
+    mr->fr_valid = false;
+    return true;
+}
+
+static void rnic_resp_send(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                           const uint8_t *frame, uint32_t flags)
+{
+    RnicTransport *tp = qp->tp;
+    RnicResp *resp = &tp->resp;
+    RnicRwqe *r = &resp->rwqe;
+    uint32_t mtu = rnic_tp_mtu(qp);
+    uint32_t n = p->payload_len;
+    RnicMemErr err;
+
+    if (flags & RNIC_OPF_FIRST) {
+        if (resp->msg != RNIC_RESP_MSG_NONE) {
+            if (qp->type == RNIC_QPT_UC) {
+                /* UC: the unfinished message is simply abandoned. */
+                resp->msg = RNIC_RESP_MSG_NONE;
+                if (r->valid) {
+                    r->off = 0;
+                }
+            } else {
+                rnic_resp_recv_err(s, qp, RNIC_WC_REM_INV_REQ_ERR);
+                rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                                RNIC_EQE_QP_REQ_ERR, "SEND_FIRST mid-message");
+                return;
+            }
+        }
+        switch (rnic_resp_get_rwqe(s, qp)) {
+        case RNIC_RWQE_OK:
+            break;
+        case RNIC_RWQE_NONE:
+            if (qp->type == RNIC_QPT_RC) {
+                trace_rnic_tp_resp_psn(qp->qpn, "rnr", p->bth.psn, resp->epsn);
+                s->cnt[RNIC_CNT_RNR_NAK_SENT]++;
+                resp->nak_sent = true;
+                rnic_resp_ack(s, qp, rnic_aeth_rnr_nak(qp->min_rnr_timer),
+                              p->bth.psn);
+            } else {
+                trace_rnic_tp_rx_drop(qp->qpn, "no receive WQE");
+                s->cnt[RNIC_CNT_RX_DROPPED]++;
+            }
+            return;
+        default:
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_OP_ERR,
+                            RNIC_EQE_QP_FATAL, "bad receive WQE");
+            return;
+        }
+        r->off = 0;
+        resp->msg = RNIC_RESP_MSG_SEND;
+    } else if (resp->msg != RNIC_RESP_MSG_SEND || !r->valid) {
+        if (qp->type == RNIC_QPT_UC) {
+            trace_rnic_tp_rx_drop(qp->qpn, "UC SEND without FIRST");
+            s->cnt[RNIC_CNT_RX_DROPPED]++;
+            resp->epsn = rnic_psn_add(p->bth.psn, 1);
+            return;
+        }
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "SEND without FIRST");
+        return;
+    }
+
+    if (n > mtu || (!(flags & RNIC_OPF_LAST) && n != mtu)) {
+        rnic_resp_recv_err(s, qp, RNIC_WC_REM_INV_REQ_ERR);
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "SEND packet length");
+        return;
+    }
+    if (r->off + n > r->total) {
+        rnic_resp_recv_err(s, qp, RNIC_WC_LOC_LEN_ERR);
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "SEND longer than receive WQE");
+        return;
+    }
+    err = rnic_sgl_copy(s, qp->pdn, RNIC_ACCESS_LOCAL_WRITE, r->sge,
+                        r->num_sge, r->off, (void *)(frame + p->payload_off),
+                        n, true);
+    if (err != RNIC_MEM_OK) {
+        rnic_resp_recv_err(s, qp, RNIC_WC_LOC_PROT_ERR);
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_OP_ERR,
+                        RNIC_EQE_QP_FATAL, rnic_mem_err_str(err));
+        return;
+    }
+    r->off += n;
+    resp->epsn = rnic_psn_add(p->bth.psn, 1);
+
+    if (flags & RNIC_OPF_LAST) {
+        struct rnic_cqe cqe = {
+            .opcode = RNIC_WC_RECV,
+            .status = RNIC_WC_SUCCESS,
+            .byte_len = r->off,
+        };
+
+        if (flags & RNIC_HDR_IMMDT) {
+            cqe.flags |= RNIC_CQE_WITH_IMM;
+            cqe.imm_inv = bswap32(p->imm);  /* stored as on the wire */
+        }
+        if (flags & RNIC_HDR_IETH) {
+            cqe.flags |= RNIC_CQE_WITH_INV;
+            cqe.imm_inv = p->ieth_rkey;
+            if (!rnic_resp_invalidate(s, qp, p->ieth_rkey)) {
+                trace_rnic_tp_resp_err(qp->qpn, "SEND_INV of an unknown key",
+                                       p->bth.psn);
+            }
+        }
+        if (p->bth.se) {
+            cqe.flags |= RNIC_CQE_SOLICITED;
+        }
+        rnic_resp_recv_cqe(s, qp, &cqe);
+        resp->msg = RNIC_RESP_MSG_NONE;
+        resp->msn = rnic_msn_add(resp->msn, 1);
+    }
+}
+
+/* ---- RDMA WRITE ---- */
+
+static void rnic_resp_write(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                            const uint8_t *frame, uint32_t flags)
+{
+    RnicTransport *tp = qp->tp;
+    RnicResp *resp = &tp->resp;
+    uint32_t mtu = rnic_tp_mtu(qp);
+    uint32_t n = p->payload_len;
+    RnicMemErr err;
+    RnicMR *mr;
+
+    if (flags & RNIC_OPF_FIRST) {
+        if (resp->msg != RNIC_RESP_MSG_NONE && qp->type == RNIC_QPT_RC) {
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                            RNIC_EQE_QP_REQ_ERR, "WRITE_FIRST mid-message");
+            return;
+        }
+        resp->msg = RNIC_RESP_MSG_NONE;
+        if (!(qp->access_flags & RNIC_ACCESS_REMOTE_WRITE)) {
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                            RNIC_EQE_QP_ACCESS_ERR, "QP lacks REMOTE_WRITE");
+            return;
+        }
+        if (p->reth.dma_len &&
+            rnic_mr_check(s, p->reth.rkey, qp->pdn, RNIC_ACCESS_REMOTE_WRITE,
+                          p->reth.va, p->reth.dma_len, NULL) != RNIC_MEM_OK) {
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                            RNIC_EQE_QP_ACCESS_ERR, "bad rkey for WRITE");
+            return;
+        }
+        resp->write_va = p->reth.va;
+        resp->write_rkey = p->reth.rkey;
+        resp->write_resid = p->reth.dma_len;
+        resp->write_len = p->reth.dma_len;
+        resp->msg = RNIC_RESP_MSG_WRITE;
+    } else if (resp->msg != RNIC_RESP_MSG_WRITE) {
+        if (qp->type == RNIC_QPT_UC) {
+            trace_rnic_tp_rx_drop(qp->qpn, "UC WRITE without FIRST");
+            s->cnt[RNIC_CNT_RX_DROPPED]++;
+            resp->epsn = rnic_psn_add(p->bth.psn, 1);
+            return;
+        }
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "WRITE without FIRST");
+        return;
+    }
+
+    if (n > mtu || n > resp->write_resid ||
+        (!(flags & RNIC_OPF_LAST) && n != mtu) ||
+        ((flags & RNIC_OPF_LAST) && n != resp->write_resid)) {
+        resp->msg = RNIC_RESP_MSG_NONE;
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "WRITE packet length");
+        return;
+    }
+    /* With immediate data a receive WQE is needed before touching memory. */
+    if (flags & RNIC_HDR_IMMDT) {
+        switch (rnic_resp_get_rwqe(s, qp)) {
+        case RNIC_RWQE_OK:
+            break;
+        case RNIC_RWQE_NONE:
+            if (qp->type == RNIC_QPT_RC) {
+                s->cnt[RNIC_CNT_RNR_NAK_SENT]++;
+                resp->nak_sent = true;
+                rnic_resp_ack(s, qp, rnic_aeth_rnr_nak(qp->min_rnr_timer),
+                              p->bth.psn);
+            } else {
+                s->cnt[RNIC_CNT_RX_DROPPED]++;
+                resp->msg = RNIC_RESP_MSG_NONE;
+                resp->epsn = rnic_psn_add(p->bth.psn, 1);
+            }
+            return;
+        default:
+            resp->msg = RNIC_RESP_MSG_NONE;
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_OP_ERR,
+                            RNIC_EQE_QP_FATAL, "bad receive WQE");
+            return;
+        }
+    }
+    if (n) {
+        /* Checked per packet too: the MR may have gone since FIRST. */
+        err = rnic_mr_check(s, resp->write_rkey, qp->pdn,
+                            RNIC_ACCESS_REMOTE_WRITE, resp->write_va, n, &mr);
+        if (err == RNIC_MEM_OK) {
+            err = rnic_mr_copy(s, mr, resp->write_va,
+                               (void *)(frame + p->payload_off), n, true);
+        }
+        if (err != RNIC_MEM_OK) {
+            resp->msg = RNIC_RESP_MSG_NONE;
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                            RNIC_EQE_QP_ACCESS_ERR, rnic_mem_err_str(err));
+            return;
+        }
+    }
+    resp->write_va += n;
+    resp->write_resid -= n;
+    resp->epsn = rnic_psn_add(p->bth.psn, 1);
+
+    if (flags & RNIC_OPF_LAST) {
+        resp->msg = RNIC_RESP_MSG_NONE;
+        resp->msn = rnic_msn_add(resp->msn, 1);
+        if (flags & RNIC_HDR_IMMDT) {
+            struct rnic_cqe cqe = {
+                .opcode = RNIC_WC_RECV_RDMA_WITH_IMM,
+                .status = RNIC_WC_SUCCESS,
+                .byte_len = resp->write_len,
+                .flags = RNIC_CQE_WITH_IMM,
+                .imm_inv = bswap32(p->imm),
+            };
+
+            if (p->bth.se) {
+                cqe.flags |= RNIC_CQE_SOLICITED;
+            }
+            rnic_resp_recv_cqe(s, qp, &cqe);
+        }
+    }
+}
+
+/* ---- RDMA READ and ATOMIC ---- */
+
+static RnicRdReq *rnic_resp_rd_alloc(RnicTransport *tp)
+{
+    RnicRdReq *rd = &tp->resp.rd[tp->resp.rd_head % RNIC_TP_RD_RING];
+
+    if (rd->valid && rd->pending) {
+        return NULL;            /* the requester ignored max_dest_rd_atomic */
+    }
+    tp->resp.rd_head++;
+    memset(rd, 0, sizeof(*rd));
+    rd->valid = true;
+    return rd;
+}
+
+static void rnic_resp_read(RnicState *s, RnicQP *qp, const RnicPkt *p)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t mtu = rnic_tp_mtu(qp);
+    uint32_t len = p->reth.dma_len;
+    uint32_t npkts = rnic_tp_npkts(len, mtu);
+    RnicRdReq *rd;
+    int budget = RNIC_TP_RD_INLINE_BUDGET;
+
+    if (!(qp->access_flags & RNIC_ACCESS_REMOTE_READ)) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                        RNIC_EQE_QP_ACCESS_ERR, "QP lacks REMOTE_READ");
+        return;
+    }
+    if (len && rnic_mr_check(s, p->reth.rkey, qp->pdn,
+                             RNIC_ACCESS_REMOTE_READ, p->reth.va, len,
+                             NULL) != RNIC_MEM_OK) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                        RNIC_EQE_QP_ACCESS_ERR, "bad rkey for READ");
+        return;
+    }
+    if (npkts > RNIC_TP_MAX_MSG_PKTS) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "READ too long");
+        return;
+    }
+    rd = rnic_resp_rd_alloc(tp);
+    if (!rd) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "too many outstanding READs");
+        return;
+    }
+    rd->psn = p->bth.psn;
+    rd->npkts = npkts;
+    rd->va = p->reth.va;
+    rd->rkey = p->reth.rkey;
+    rd->len = len;
+    rd->cur_psn = p->bth.psn;
+    rd->cur_va = p->reth.va;
+    rd->cur_len = len;
+    rd->cur_first = true;
+    rd->pending = true;
+    tp->resp.epsn = rnic_psn_add(p->bth.psn, npkts);
+    tp->resp.msn = rnic_msn_add(tp->resp.msn, 1);
+    /* Small reads answer at once; the rest continues from the BH. */
+    rnic_resp_run(s, qp, &budget);
+    if (rnic_resp_rd_pending(tp)) {
+        rnic_qp_schedule(s, qp);
+    }
+}
+
+static void rnic_resp_atomic(RnicState *s, RnicQP *qp, const RnicPkt *p)
+{
+    RnicTransport *tp = qp->tp;
+    const RnicAtomicEth *a = &p->atomic;
+    uint64_t val, orig;
+    RnicRdReq *rd;
+    RnicMemErr err;
+    RnicMR *mr;
+    int budget = 1;
+
+    if (!(qp->access_flags & RNIC_ACCESS_REMOTE_ATOMIC)) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                        RNIC_EQE_QP_ACCESS_ERR, "QP lacks REMOTE_ATOMIC");
+        return;
+    }
+    if (a->va & 7) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "misaligned atomic");
+        return;
+    }
+    err = rnic_mr_check(s, a->rkey, qp->pdn, RNIC_ACCESS_REMOTE_ATOMIC,
+                        a->va, 8, &mr);
+    if (err == RNIC_MEM_OK) {
+        err = rnic_mr_copy(s, mr, a->va, &val, 8, false);
+    }
+    if (err != RNIC_MEM_OK) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                        RNIC_EQE_QP_ACCESS_ERR, "bad rkey for ATOMIC");
+        return;
+    }
+    rd = rnic_resp_rd_alloc(tp);
+    if (!rd) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "too many outstanding ATOMICs");
+        return;
+    }
+    /* The BQL serialises every access the device makes. */
+    orig = le64_to_cpu(val);
+    if (p->bth.opcode == RNIC_OPC_RC_COMPARE_SWAP) {
+        val = orig == a->compare ? a->swap_add : orig;
+    } else {
+        val = orig + a->swap_add;
+    }
+    val = cpu_to_le64(val);
+    if (rnic_mr_copy(s, mr, a->va, &val, 8, true) != RNIC_MEM_OK) {
+        rd->valid = false;
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                        RNIC_EQE_QP_ACCESS_ERR, "ATOMIC write failed");
+        return;
+    }
+    rd->atomic = true;
+    rd->psn = p->bth.psn;
+    rd->cur_psn = p->bth.psn;
+    rd->npkts = 1;
+    rd->atomic_orig = orig;
+    rd->pending = true;
+    tp->resp.epsn = rnic_psn_add(p->bth.psn, 1);
+    tp->resp.msn = rnic_msn_add(tp->resp.msn, 1);
+    rnic_resp_run(s, qp, &budget);
+}
+
+/* Sends the next response packet of 'rd'; false if the QP failed. */
+static bool rnic_resp_rd_step(RnicState *s, RnicQP *qp, RnicRdReq *rd)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t mtu = rnic_tp_mtu(qp);
+    uint8_t payload[4096];
+    RnicPkt p;
+    uint32_t n;
+    bool last;
+
+    if (!rnic_tp_pkt_init(s, qp, &qp->av, &p)) {
+        trace_rnic_tp_resp_err(qp->qpn, "no usable source GID", rd->cur_psn);
+        rd->pending = false;
+        return true;
+    }
+    p.bth.dqpn = qp->dest_qpn;
+    p.bth.psn = rd->cur_psn;
+    p.aeth.syndrome = rnic_aeth_ack(RNIC_AETH_CREDITS_INVALID);
+    p.aeth.msn = tp->resp.msn;
+
+    if (rd->atomic) {
+        p.bth.opcode = RNIC_OPC_RC_ATOMIC_ACKNOWLEDGE;
+        p.atomic_orig = rd->atomic_orig;
+        rd->pending = false;
+        rnic_tp_xmit(s, qp, &p, NULL);
+        return true;
+    }
+
+    n = MIN(mtu, rd->cur_len);
+    last = n == rd->cur_len;
+    if (rd->cur_first) {
+        p.bth.opcode = last ? RNIC_OPC_RC_RDMA_READ_RESPONSE_ONLY :
+                              RNIC_OPC_RC_RDMA_READ_RESPONSE_FIRST;
+    } else {
+        p.bth.opcode = last ? RNIC_OPC_RC_RDMA_READ_RESPONSE_LAST :
+                              RNIC_OPC_RC_RDMA_READ_RESPONSE_MIDDLE;
+    }
+    if (n) {
+        RnicMR *mr;
+        RnicMemErr err = rnic_mr_check(s, rd->rkey, qp->pdn,
+                                       RNIC_ACCESS_REMOTE_READ, rd->cur_va,
+                                       n, &mr);
+
+        if (err == RNIC_MEM_OK) {
+            err = rnic_mr_copy(s, mr, rd->cur_va, payload, n, false);
+        }
+        if (err != RNIC_MEM_OK) {
+            rnic_resp_fatal(s, qp, rd->cur_psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                            RNIC_EQE_QP_ACCESS_ERR, rnic_mem_err_str(err));
+            return false;
+        }
+    }
+    p.payload_len = n;
+    rnic_tp_xmit(s, qp, &p, payload);
+    rd->cur_first = false;
+    rd->cur_psn = rnic_psn_add(rd->cur_psn, 1);
+    rd->cur_va += n;
+    rd->cur_len -= n;
+    if (last) {
+        rd->pending = false;
+    }
+    return true;
+}
+
+/* Oldest queued request with responses still to send. */
+static RnicRdReq *rnic_resp_rd_next(RnicTransport *tp)
+{
+    unsigned i;
+
+    for (i = 0; i < RNIC_TP_RD_RING; i++) {
+        RnicRdReq *rd = &tp->resp.rd[(tp->resp.rd_head + i) %
+                                     RNIC_TP_RD_RING];
+
+        if (rd->valid && rd->pending) {
+            return rd;
+        }
+    }
+    return NULL;
+}
+
+void rnic_resp_run(RnicState *s, RnicQP *qp, int *budget)
+{
+    RnicTransport *tp = qp->tp;
+    RnicRdReq *rd;
+
+    if (qp->type != RNIC_QPT_RC) {
+        return;
+    }
+    while (*budget > 0 && (rd = rnic_resp_rd_next(tp))) {
+        (*budget)--;
+        if (!rnic_resp_rd_step(s, qp, rd)) {
+            return;
+        }
+    }
+    if (tp->resp.ack_deferred && !rnic_resp_rd_pending(tp)) {
+        tp->resp.ack_deferred = false;
+        rnic_resp_send_ack(s, qp, tp->resp.ack_syndrome, tp->resp.ack_psn);
+    }
+}
+
+/* ---- Duplicates ---- */
+
+static void rnic_resp_duplicate(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                                uint32_t flags)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t mtu = rnic_tp_mtu(qp);
+    unsigned i;
+
+    s->cnt[RNIC_CNT_DUP_REQ]++;
+    trace_rnic_tp_resp_psn(qp->qpn, "duplicate", p->bth.psn, tp->resp.epsn);
+    if (!(flags & (RNIC_OPF_READ | RNIC_OPF_ATOMIC))) {
+        rnic_resp_ack(s, qp, rnic_aeth_ack(RNIC_AETH_CREDITS_INVALID),
+                      rnic_psn_add(tp->resp.epsn, -1));
+        return;
+    }
+    for (i = 0; i < RNIC_TP_RD_RING; i++) {
+        RnicRdReq *rd = &tp->resp.rd[i];
+        int32_t k = rnic_psn_diff(p->bth.psn, rd->psn);
+
+        if (!rd->valid || k < 0 || (uint32_t)k >= rd->npkts) {
+            continue;
+        }
+        if (rd->atomic) {
+            if (!(flags & RNIC_OPF_ATOMIC) || k) {
+                break;
+            }
+            rd->pending = true;     /* replay the stored result */
+            rd->cur_psn = rd->psn;
+        } else {
+            uint64_t skip = (uint64_t)k * mtu;
+
+            /* A re-request asks for the tail of the original READ. */
+            if (!(flags & RNIC_OPF_READ) || skip > rd->len ||
+                p->reth.va != rd->va + skip ||
+                p->reth.dma_len != rd->len - skip) {
+                break;
+            }
+            rd->cur_psn = p->bth.psn;
+            rd->cur_va = p->reth.va;
+            rd->cur_len = p->reth.dma_len;
+            rd->cur_first = true;
+            rd->pending = true;
+        }
+        rnic_qp_schedule(s, qp);
+        return;
+    }
+    trace_rnic_tp_rx_drop(qp->qpn, "duplicate READ/ATOMIC not remembered");
+}
+
+/* ---- UD receive ---- */
+
+static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                         const uint8_t *frame, uint32_t flags)
+{
+    RnicTransport *tp = qp->tp;
+    RnicRwqe *r = &tp->resp.rwqe;
+    uint8_t grh[RNIC_TP_GRH_LEN] = { 0 };
+    struct rnic_cqe cqe = {
+        .opcode = RNIC_WC_RECV,
+        .status = RNIC_WC_SUCCESS,
+        .src_qp = p->deth.src_qp,
+        .flags = RNIC_CQE_GRH,
+        .net_type = p->ip_ver == 4 ? RNIC_NET_IPV4 : RNIC_NET_IPV6,
+    };
+    uint32_t want_qkey = qp->type == RNIC_QPT_GSI ? 0x80010000u : qp->qkey;
+    RnicMemErr err;
+
+    if (p->deth.qkey != want_qkey) {
+        trace_rnic_tp_rx_drop(qp->qpn, "qkey mismatch");
+        s->cnt[RNIC_CNT_RX_DROPPED]++;
+        return;
+    }
+    if (rnic_resp_get_rwqe(s, qp) != RNIC_RWQE_OK) {
+        trace_rnic_tp_rx_drop(qp->qpn, "no receive WQE");
+        s->cnt[RNIC_CNT_RX_DROPPED]++;
+        return;
+    }
+    /* The GRH slot carries the IP header: IPv4 in its last 20 bytes. */
+    if (p->ip_ver == 4) {
+        memcpy(grh + 20, frame + p->l3_off, RNIC_IPV4_HLEN);
+    } else {
+        memcpy(grh, frame + p->l3_off, RNIC_IPV6_HLEN);
+    }
+    if ((uint64_t)p->payload_len + RNIC_TP_GRH_LEN > r->total) {
+        rnic_resp_recv_err(s, qp, RNIC_WC_LOC_LEN_ERR);
+        return;
+    }
+    err = rnic_sgl_copy(s, qp->pdn, RNIC_ACCESS_LOCAL_WRITE, r->sge,
+                        r->num_sge, 0, grh, sizeof(grh), true);
+    if (err == RNIC_MEM_OK) {
+        err = rnic_sgl_copy(s, qp->pdn, RNIC_ACCESS_LOCAL_WRITE, r->sge,
+                            r->num_sge, RNIC_TP_GRH_LEN,
+                            (void *)(frame + p->payload_off), p->payload_len,
+                            true);
+    }
+    if (err != RNIC_MEM_OK) {
+        rnic_resp_recv_err(s, qp, RNIC_WC_LOC_PROT_ERR);
+        rnic_qp_fatal(s, qp, RNIC_EQE_QP_FATAL);
+        return;
+    }
+    cqe.byte_len = p->payload_len + RNIC_TP_GRH_LEN;
+    if (flags & RNIC_HDR_IMMDT) {
+        cqe.flags |= RNIC_CQE_WITH_IMM;
+        cqe.imm_inv = bswap32(p->imm);
+    }
+    if (p->bth.se) {
+        cqe.flags |= RNIC_CQE_SOLICITED;
+    }
+    rnic_resp_recv_cqe(s, qp, &cqe);
+}
+
+/* ---- Requests ---- */
+
+static void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                              const uint8_t *frame, uint32_t flags)
+{
+    RnicTransport *tp = qp->tp;
+    RnicResp *resp = &tp->resp;
+    int32_t diff;
+
+    if (qp->state == RNIC_QPS_RTR && !resp->comm_est) {
+        resp->comm_est = true;
+        rnic_eq_post(s, 0, RNIC_EQE_COMM_EST, qp->qpn, 0);
+    }
+    if (qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI) {
+        rnic_resp_ud(s, qp, p, frame, flags);
+        return;
+    }
+
+    diff = rnic_psn_diff(p->bth.psn, resp->epsn);
+    if (qp->type == RNIC_QPT_UC) {
+        /* UC: no retransmission; a gap abandons the current message. */
+        if (diff != 0) {
+            resp->msg = RNIC_RESP_MSG_NONE;
+            if (resp->rwqe.valid) {
+                resp->rwqe.off = 0;
+            }
+            if (!(flags & RNIC_OPF_FIRST)) {
+                trace_rnic_tp_resp_psn(qp->qpn, "UC gap", p->bth.psn,
+                                       resp->epsn);
+                resp->epsn = rnic_psn_add(p->bth.psn, 1);
+                return;
+            }
+        }
+    } else if (diff < 0) {
+        rnic_resp_duplicate(s, qp, p, flags);
+        return;
+    } else if (diff > 0) {
+        trace_rnic_tp_resp_psn(qp->qpn, "ahead", p->bth.psn, resp->epsn);
+        if (!resp->nak_sent) {
+            resp->nak_sent = true;
+            s->cnt[RNIC_CNT_SEQ_NAK_SENT]++;
+            rnic_resp_ack(s, qp, rnic_aeth_nak(RNIC_NAK_PSN_SEQ_ERR),
+                          resp->epsn);
+        }
+        return;
+    }
+    resp->nak_sent = false;
+
+    if (flags & RNIC_OPF_SEND) {
+        rnic_resp_send(s, qp, p, frame, flags);
+    } else if (flags & RNIC_OPF_WRITE) {
+        rnic_resp_write(s, qp, p, frame, flags);
+    } else if (flags & RNIC_OPF_READ) {
+        rnic_resp_read(s, qp, p);
+        return;                 /* the response is the acknowledgement */
+    } else if (flags & RNIC_OPF_ATOMIC) {
+        rnic_resp_atomic(s, qp, p);
+        return;
+    }
+    if (qp->state == RNIC_QPS_ERR || resp->nak_sent ||
+        resp->epsn != rnic_psn_add(p->bth.psn, 1)) {
+        return;                 /* failed, or an RNR NAK went out instead */
+    }
+    if (p->bth.ack_req || ++resp->pkts_since_ack >= RNIC_TP_ACK_EVERY) {
+        rnic_resp_ack(s, qp, rnic_aeth_ack(RNIC_AETH_CREDITS_INVALID),
+                      p->bth.psn);
+    }
+}
+
+/* ---- Dispatch ---- */
+
+static bool rnic_opcode_fits_qp(const RnicQP *qp, uint8_t opcode)
+{
+    switch (qp->type) {
+    case RNIC_QPT_RC:
+        return rnic_opcode_transport(opcode) == RNIC_OPC_RC;
+    case RNIC_QPT_UC:
+        return rnic_opcode_transport(opcode) == RNIC_OPC_UC;
+    case RNIC_QPT_UD:
+    case RNIC_QPT_GSI:
+        return rnic_opcode_transport(opcode) == RNIC_OPC_UD;
+    default:
+        return false;
+    }
+}
+
+static void rnic_rx_drop(RnicState *s, uint32_t qpn, const char *why)
+{
+    trace_rnic_tp_rx_drop(qpn, why);
+    s->cnt[RNIC_CNT_RX_DROPPED]++;
+}
 
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
 {
-    s->cnt[RNIC_CNT_RX_DROPPED]++;
+    const RnicOpcodeInfo *info;
+    RnicWireErr err;
+    RnicPkt p;
+    RnicQP *qp;
+
+    err = rnic_wire_parse(frame, len, &p);
+    if (err != RNIC_WIRE_OK) {
+        if (err == RNIC_WIRE_E_ICRC) {
+            s->cnt[RNIC_CNT_RX_ICRC_ERR]++;
+        }
+        rnic_rx_drop(s, err == RNIC_WIRE_E_ICRC ? p.bth.dqpn : 0,
+                     rnic_wire_err_str(err));
+        return;
+    }
+    info = rnic_opcode_info(p.bth.opcode);
+    qp = rnic_qp_get(s, p.bth.dqpn);
+    if (!info) {
+        rnic_rx_drop(s, p.bth.dqpn, "opcode not implemented");
+        return;
+    }
+    if (!qp || !qp->tp) {
+        rnic_rx_drop(s, p.bth.dqpn, "unknown QP");
+        return;
+    }
+    if (!rnic_opcode_fits_qp(qp, p.bth.opcode)) {
+        rnic_rx_drop(s, qp->qpn, "opcode of another transport");
+        return;
+    }
+    trace_rnic_tp_rx(qp->qpn, info->name, p.bth.psn, p.payload_len);
+
+    if (info->flags & RNIC_OPF_RESPONSE) {
+        if (qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) {
+            rnic_rx_drop(s, qp->qpn, "response in wrong QP state");
+            return;
+        }
+        s->cnt[RNIC_CNT_RX_PKTS]++;
+        s->cnt[RNIC_CNT_RX_BYTES] += len;
+        rnic_comp_rx(s, qp, &p, frame);
+        return;
+    }
+    if (qp->state != RNIC_QPS_RTR && qp->state != RNIC_QPS_RTS &&
+        qp->state != RNIC_QPS_SQD) {
+        rnic_rx_drop(s, qp->qpn, "request in wrong QP state");
+        return;
+    }
+    s->cnt[RNIC_CNT_RX_PKTS]++;
+    s->cnt[RNIC_CNT_RX_BYTES] += len;
+    rnic_resp_request(s, qp, &p, frame, info->flags);
+}
+
+void rnic_resp_reset(RnicTransport *tp)
+{
+    RnicQP *qp = tp->qp;
+
+    memset(&tp->resp, 0, sizeof(tp->resp));
+    tp->resp.epsn = qp->rq_psn & RNIC_PSN_MASK;
 }

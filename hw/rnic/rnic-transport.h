@@ -1,0 +1,244 @@
+/*
+ * rnic: RoCEv2 transport -- state private to rnic-req.c, rnic-comp.c and
+ * rnic-resp.c
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * One RnicTransport hangs off every RnicQP.  It holds three engines:
+ *
+ *   requester  walks the SQ, copies each WQE once into a shadow slot,
+ *              validates the copy and turns it into packets;
+ *   completer  consumes ACKs, NAKs and read/atomic responses, retires
+ *              shadow slots in SQ order and owns the retry timers;
+ *   responder  executes incoming requests against the RQ/SRQ and memory,
+ *              sends ACKs/NAKs and read responses.
+ *
+ * SQ and RQ indices are free-running and compared modulo 2^16, like the
+ * doorbells that carry them.
+ */
+#ifndef HW_RNIC_TRANSPORT_H
+#define HW_RNIC_TRANSPORT_H
+
+#include "rnic.h"
+#include "rnic-wire.h"
+
+/* WQEs in flight between sq.ci and the fetch pointer (power of two). */
+#define RNIC_TP_MAX_INFLIGHT        64
+/* Packets sent and not yet acknowledged before the requester waits. */
+#define RNIC_TP_WINDOW              256
+/* The requester asks for an ACK at least this often within a message. */
+#define RNIC_TP_ACKREQ_EVERY        16
+/* The responder ACKs at least this often even without AckReq. */
+#define RNIC_TP_ACK_EVERY           32
+/* READ/ATOMIC requests remembered by the responder (power of two). */
+#define RNIC_TP_RD_RING             16
+/*
+ * The 24-bit PSN space is compared with a +-2^23 window; a message may
+ * span at most a quarter of it so that old and new PSNs stay ordered.
+ */
+#define RNIC_TP_MAX_MSG_PKTS        (1u << 22)
+/*
+ * Under TCG a few microseconds of virtual time pass in no time at all;
+ * a guest asking for a very short local ACK timeout would only cause
+ * spurious retransmissions, so the timer never fires sooner than this.
+ */
+#define RNIC_TP_MIN_ACK_TIMEOUT_NS  (8 * SCALE_MS)
+/* Frame buffer: worst-case header stack, a 4 KiB MTU payload, trailer. */
+#define RNIC_TP_FRAME_MAX           (RNIC_WIRE_MAX_HLEN + 4096 + \
+                                     RNIC_WIRE_MAX_TRAILER + \
+                                     RNIC_ETH_MIN_FRAME)
+/* UD receive buffers start with room for a GRH. */
+#define RNIC_TP_GRH_LEN             40
+
+/* Life of one shadow SQ slot. */
+typedef enum RnicSwqeState {
+    RNIC_SWQE_FREE = 0,     /* slot not holding a WQE */
+    RNIC_SWQE_PENDING,      /* fetched and valid; packets left to send */
+    RNIC_SWQE_SENT,         /* every packet sent; waiting for ACK/response */
+    RNIC_SWQE_DONE,         /* acknowledged; waits to be retired in order */
+    RNIC_SWQE_ERROR,        /* failed with 'status'; retiring it kills the QP */
+} RnicSwqeState;
+
+/* Host copy of one SQ WQE plus its transport progress. */
+typedef struct RnicSwqe {
+    uint8_t state;          /* RnicSwqeState */
+    uint8_t opcode;         /* RNIC_WR_* */
+    uint8_t flags;          /* RNIC_WQE_* */
+    uint8_t num_sge;
+    uint8_t status;         /* enum rnic_wc_status once ERROR */
+    bool started;           /* first packet sent (fence/credits taken) */
+    bool inline_data;
+    uint16_t idx;           /* SQ index */
+    uint64_t wr_id;
+    uint32_t imm_inv;       /* raw WQE bytes: wire order for imm */
+    uint32_t rkey;
+    uint64_t remote_addr;
+    uint64_t compare_add;
+    uint64_t swap;
+    uint32_t length;        /* message length in bytes */
+    uint32_t npkts;         /* PSNs the message occupies */
+    uint32_t first_psn;
+    uint32_t last_psn;
+    uint32_t read_off;      /* READ: bytes of response scattered so far */
+    /* UD */
+    RnicAV av;
+    uint32_t ud_qpn;
+    uint32_t ud_qkey;
+    RnicSge sge[RNIC_SQ_MAX_SGE];
+    uint8_t inl[RNIC_MAX_INLINE];
+} RnicSwqe;
+
+/* The requester's position in the SQ. */
+typedef struct RnicReq {
+    uint16_t fetch_idx;     /* next SQ index to copy into a shadow slot */
+    uint16_t send_idx;      /* WQE whose packets are being sent */
+    uint32_t send_pkt;      /* next packet of that WQE, 0-based */
+    uint32_t psn;           /* PSN of the next packet to send */
+    uint32_t max_psn;       /* one past the highest PSN ever sent */
+    uint32_t noack_pkts;    /* packets since the last AckReq */
+    uint32_t rd_outstanding;/* READ/ATOMIC WQEs started, not yet retired */
+    uint16_t ip_id;
+} RnicReq;
+
+/* Why the completer holds the requester back. */
+typedef enum RnicCompWait {
+    RNIC_COMP_RUN = 0,      /* requester free to send */
+    RNIC_COMP_RNR_WAIT,     /* RNR NAK: resend after rnr_timer */
+} RnicCompWait;
+
+typedef struct RnicComp {
+    uint32_t psn;           /* oldest PSN not yet acknowledged */
+    uint8_t wait;           /* RnicCompWait */
+    uint8_t retry_left;     /* from qp->retry_cnt, reset on progress */
+    uint8_t rnr_left;       /* from qp->rnr_retry; 7 means infinite */
+    bool rewound;           /* a retransmission from 'psn' is under way */
+    bool sqd_notified;
+    QEMUTimer *ack_timer;
+    QEMUTimer *rnr_timer;
+} RnicComp;
+
+/* The message the responder is in the middle of. */
+typedef enum RnicRespMsg {
+    RNIC_RESP_MSG_NONE = 0, /* between messages */
+    RNIC_RESP_MSG_SEND,     /* SEND_FIRST seen; RQ WQE held in 'rwqe' */
+    RNIC_RESP_MSG_WRITE,    /* WRITE_FIRST seen; va/rkey/resid tracked */
+} RnicRespMsg;
+
+/* Host copy of the RQ or SRQ WQE a SEND is landing in. */
+typedef struct RnicRwqe {
+    bool valid;
+    bool from_srq;
+    uint16_t idx;
+    uint8_t num_sge;
+    uint64_t wr_id;
+    uint64_t total;         /* sum of the SGE lengths */
+    uint64_t off;           /* bytes written so far */
+    RnicSge sge[RNIC_RQ_MAX_SGE];
+} RnicRwqe;
+
+/* A READ or ATOMIC request the responder accepted. */
+typedef struct RnicRdReq {
+    bool valid;
+    bool atomic;
+    bool pending;           /* responses still to be generated */
+    uint32_t psn;           /* first PSN of the request */
+    uint32_t npkts;
+    uint64_t va;            /* READ: start of the original request */
+    uint32_t rkey;
+    uint32_t len;
+    /* Generation cursor: may restart mid-way on a duplicate request. */
+    uint32_t cur_psn;
+    uint64_t cur_va;
+    uint32_t cur_len;       /* bytes left to send */
+    bool cur_first;         /* next response is the first of this run */
+    uint64_t atomic_orig;   /* ATOMIC: value returned, kept for replay */
+} RnicRdReq;
+
+typedef struct RnicResp {
+    uint32_t epsn;          /* next PSN expected */
+    uint32_t msn;
+    bool nak_sent;          /* one NAK per gap (sequence or RNR) */
+    bool comm_est;          /* COMM_EST raised */
+    uint8_t msg;            /* RnicRespMsg */
+    uint32_t pkts_since_ack;
+    RnicRwqe rwqe;
+    bool write_imm;         /* WRITE message ends with immediate data */
+    uint64_t write_va;
+    uint32_t write_rkey;
+    uint32_t write_resid;
+    uint32_t write_len;     /* dma_len of the whole WRITE */
+    /* Replay ring and queued responses, served oldest first. */
+    RnicRdReq rd[RNIC_TP_RD_RING];
+    uint32_t rd_head;       /* next slot to fill */
+    /* An ACK/NAK held back until queued read responses have gone out. */
+    bool ack_deferred;
+    uint8_t ack_syndrome;
+    uint32_t ack_psn;
+} RnicResp;
+
+struct RnicTransport {
+    RnicState *s;
+    RnicQP *qp;
+    bool flushing;          /* guards against re-entry from rnic_qp_fatal */
+    RnicReq req;
+    RnicComp comp;
+    RnicResp resp;
+    RnicSwqe swqe[RNIC_TP_MAX_INFLIGHT];
+};
+
+static inline RnicSwqe *rnic_tp_swqe(RnicTransport *tp, uint16_t idx)
+{
+    return &tp->swqe[idx & (RNIC_TP_MAX_INFLIGHT - 1)];
+}
+
+/* Free-running 16-bit index distance a - b. */
+static inline uint16_t rnic_idx_diff(uint16_t a, uint16_t b)
+{
+    return (uint16_t)(a - b);
+}
+
+static inline uint32_t rnic_tp_mtu(RnicQP *qp)
+{
+    uint32_t mtu = rnic_mtu_to_bytes(qp->path_mtu);
+
+    return mtu ? mtu : 1024;
+}
+
+/* Packets a message of 'len' bytes takes (at least one). */
+static inline uint32_t rnic_tp_npkts(uint64_t len, uint32_t mtu)
+{
+    return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+/* rnic-req.c */
+/*
+ * Fills addressing (L2/L3/L4) of a packet from the QP's GID entry and
+ * 'av'; false if the source GID is unusable.
+ */
+bool rnic_tp_pkt_init(RnicState *s, RnicQP *qp, const RnicAV *av,
+                      RnicPkt *p);
+/* Builds and sends one packet; 'payload' may be NULL if payload_len is 0. */
+bool rnic_tp_xmit(RnicState *s, RnicQP *qp, RnicPkt *p, const void *payload);
+void rnic_req_rewind(RnicState *s, RnicQP *qp, uint32_t psn);
+void rnic_req_run(RnicState *s, RnicQP *qp, int *budget);
+void rnic_req_reset(RnicTransport *tp);
+uint8_t rnic_wr_to_wc_opcode(uint8_t wr_opcode);
+
+/* rnic-comp.c */
+void rnic_comp_init_timers(RnicTransport *tp);
+void rnic_comp_reset(RnicTransport *tp);
+void rnic_comp_rx(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                  const uint8_t *frame);
+/* Retires finished WQEs from sq.ci in order, writing their CQEs. */
+void rnic_comp_advance(RnicState *s, RnicQP *qp);
+/* (Re)arms the local ACK timer if packets are outstanding. */
+void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp);
+void rnic_comp_stop_timers(RnicTransport *tp);
+void rnic_sq_flush(RnicState *s, RnicQP *qp);
+
+/* rnic-resp.c */
+void rnic_resp_reset(RnicTransport *tp);
+void rnic_resp_run(RnicState *s, RnicQP *qp, int *budget);
+void rnic_rq_flush(RnicState *s, RnicQP *qp);
+
+#endif /* HW_RNIC_TRANSPORT_H */
