@@ -31,7 +31,7 @@ static void rnic_comp_post(RnicState *s, RnicQP *qp, RnicSwqe *w,
         .wr_id = w->wr_id,
         .qpn = qp->qpn,
         .byte_len = w->length,
-        .wqe_idx = w->idx,
+        .wqe_idx = w->idx & ((1u << qp->sq.ring.log_size) - 1),
         .opcode = rnic_wr_to_wc_opcode(w->opcode),
         .status = status,
     };
@@ -65,7 +65,7 @@ void rnic_comp_advance(RnicState *s, RnicQP *qp)
             tp->req.rd_outstanding) {
             tp->req.rd_outstanding--;
         }
-        qp->sq.ci = (uint16_t)(qp->sq.ci + 1);
+        qp->sq.ci = qp->sq.ci + 1;
         behind = rnic_idx_diff(qp->sq.ci, tp->req.send_idx);
         if (behind && behind <= RNIC_TP_MAX_INFLIGHT) {
             tp->req.send_idx = qp->sq.ci;
@@ -499,7 +499,7 @@ void rnic_sq_flush(RnicState *s, RnicQP *qp)
         uint16_t idx = qp->sq.ci;
         struct rnic_cqe cqe = {
             .qpn = qp->qpn,
-            .wqe_idx = idx,
+            .wqe_idx = idx & ((1u << qp->sq.ring.log_size) - 1),
             .status = RNIC_WC_WR_FLUSH_ERR,
         };
 
@@ -523,7 +523,7 @@ void rnic_sq_flush(RnicState *s, RnicQP *qp)
         }
         trace_rnic_tp_send_cqe(qp->qpn, idx, cqe.opcode, cqe.status);
         rnic_cq_post(s, qp->send_cqn, &cqe);
-        qp->sq.ci = (uint16_t)(qp->sq.ci + 1);
+        qp->sq.ci = qp->sq.ci + 1;
         n++;
     }
     tp->req.fetch_idx = qp->sq.ci;

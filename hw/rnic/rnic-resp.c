@@ -22,6 +22,18 @@
 /* Read response packets generated at once when a READ arrives. */
 #define RNIC_TP_RD_INLINE_BUDGET    16
 
+/*
+ * CQE imm_inv holds ImmDt in wire byte order once rnic_cq_post() has
+ * stored it little-endian.
+ */
+static uint32_t rnic_imm_to_cqe(uint32_t imm)
+{
+    uint8_t b[4];
+
+    stl_be_p(b, imm);
+    return ldl_le_p(b);
+}
+
 static bool rnic_resp_rd_pending(RnicTransport *tp)
 {
     unsigned i;
@@ -112,12 +124,12 @@ static void rnic_resp_recv_cqe(RnicState *s, RnicQP *qp,
 
     cqe->wr_id = r->wr_id;
     cqe->qpn = qp->qpn;
-    cqe->wqe_idx = r->idx;
+    cqe->wqe_idx = r->idx & r->slot_mask;
     trace_rnic_tp_recv_cqe(qp->qpn, r->idx, cqe->opcode, cqe->status,
                            cqe->byte_len);
     rnic_cq_post(s, qp->recv_cqn, cqe);
     if (!r->from_srq) {
-        qp->rq.ci = (uint16_t)(qp->rq.ci + 1);
+        qp->rq.ci = qp->rq.ci + 1;
     }
     r->valid = false;
 }
@@ -159,11 +171,12 @@ static RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp)
             return RNIC_RWQE_NONE;
         }
         ring = &srq->wq.ring;
+        r->slot_mask = (1u << ring->log_size) - 1;
         max_sge = srq->wq.max_sge;
         r->from_srq = true;
         r->idx = srq->wq.ci;
         /* Claimed now: other QPs sharing the SRQ must not take it. */
-        srq->wq.ci = (uint16_t)(srq->wq.ci + 1);
+        srq->wq.ci = srq->wq.ci + 1;
         if (srq->limit && rnic_idx_diff(srq->wq.pi, srq->wq.ci) <
             srq->limit) {
             srq->limit = 0;         /* one-shot, re-armed by MODIFY_SRQ */
@@ -174,6 +187,7 @@ static RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp)
             return RNIC_RWQE_NONE;
         }
         ring = &qp->rq.ring;
+        r->slot_mask = (1u << ring->log_size) - 1;
         max_sge = qp->max_recv_sge;
         r->idx = qp->rq.ci;
     }
@@ -221,7 +235,7 @@ void rnic_rq_flush(RnicState *s, RnicQP *qp)
         struct rnic_recv_wqe hdr;
         struct rnic_cqe cqe = {
             .qpn = qp->qpn,
-            .wqe_idx = qp->rq.ci,
+            .wqe_idx = qp->rq.ci & ((1u << qp->rq.ring.log_size) - 1),
             .opcode = RNIC_WC_RECV,
             .status = RNIC_WC_WR_FLUSH_ERR,
         };
@@ -231,7 +245,7 @@ void rnic_rq_flush(RnicState *s, RnicQP *qp)
         }
         trace_rnic_tp_recv_cqe(qp->qpn, qp->rq.ci, cqe.opcode, cqe.status, 0);
         rnic_cq_post(s, qp->recv_cqn, &cqe);
-        qp->rq.ci = (uint16_t)(qp->rq.ci + 1);
+        qp->rq.ci = qp->rq.ci + 1;
         n++;
     }
 out:
@@ -352,7 +366,7 @@ static void rnic_resp_send(RnicState *s, RnicQP *qp, const RnicPkt *p,
 
         if (flags & RNIC_HDR_IMMDT) {
             cqe.flags |= RNIC_CQE_WITH_IMM;
-            cqe.imm_inv = bswap32(p->imm);  /* stored as on the wire */
+            cqe.imm_inv = rnic_imm_to_cqe(p->imm);  /* stored as on the wire */
         }
         if (flags & RNIC_HDR_IETH) {
             cqe.flags |= RNIC_CQE_WITH_INV;
@@ -479,7 +493,7 @@ static void rnic_resp_write(RnicState *s, RnicQP *qp, const RnicPkt *p,
                 .status = RNIC_WC_SUCCESS,
                 .byte_len = resp->write_len,
                 .flags = RNIC_CQE_WITH_IMM,
-                .imm_inv = bswap32(p->imm),
+                .imm_inv = rnic_imm_to_cqe(p->imm),
             };
 
             if (p->bth.se) {
@@ -821,7 +835,7 @@ static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
     cqe.byte_len = p->payload_len + RNIC_TP_GRH_LEN;
     if (flags & RNIC_HDR_IMMDT) {
         cqe.flags |= RNIC_CQE_WITH_IMM;
-        cqe.imm_inv = bswap32(p->imm);
+        cqe.imm_inv = rnic_imm_to_cqe(p->imm);
     }
     if (p->bth.se) {
         cqe.flags |= RNIC_CQE_SOLICITED;

@@ -129,6 +129,7 @@ typedef struct RnicRwqe {
     bool valid;
     bool from_srq;
     uint16_t idx;
+    uint16_t slot_mask;     /* ring entries - 1, for CQE wqe_idx */
     uint8_t num_sge;
     uint64_t wr_id;
     uint64_t total;         /* sum of the SGE lengths */
