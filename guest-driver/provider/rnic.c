@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rnic userspace provider: device matching, contexts and the shared ring
+ * and doorbell helpers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+#include <util/util.h>
+
+#include "rnic.h"
+
+static_assert(offsetof(struct rnic_alloc_context_resp, drv) ==
+	      sizeof(struct ib_uverbs_get_context_resp), "context resp");
+static_assert(offsetof(struct rnic_create_cq_cmd, drv) ==
+	      sizeof(struct ibv_create_cq), "create_cq cmd");
+static_assert(offsetof(struct rnic_create_cq_resp, drv) ==
+	      sizeof(struct ib_uverbs_create_cq_resp), "create_cq resp");
+static_assert(offsetof(struct rnic_create_qp_cmd, drv) ==
+	      sizeof(struct ibv_create_qp), "create_qp cmd");
+static_assert(offsetof(struct rnic_create_qp_resp, drv) ==
+	      sizeof(struct ib_uverbs_create_qp_resp), "create_qp resp");
+static_assert(offsetof(struct rnic_create_srq_cmd, drv) ==
+	      sizeof(struct ibv_create_srq), "create_srq cmd");
+static_assert(offsetof(struct rnic_create_srq_resp, drv) ==
+	      sizeof(struct ib_uverbs_create_srq_resp), "create_srq resp");
+static_assert(offsetof(struct rnic_create_ah_resp, drv) ==
+	      sizeof(struct ib_uverbs_create_ah_resp), "create_ah resp");
+
+/* Ring memory: page aligned, zeroed, and kept out of fork()ed children. */
+void *rnic_alloc_ring(size_t size)
+{
+	void *buf;
+
+	size = align(size, RNIC_PAGE_SIZE);
+	if (posix_memalign(&buf, RNIC_PAGE_SIZE, size))
+		return NULL;
+	memset(buf, 0, size);
+	if (ibv_dontfork_range(buf, size)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+void rnic_free_ring(void *buf, size_t size)
+{
+	if (!buf)
+		return;
+	ibv_dofork_range(buf, align(size, RNIC_PAGE_SIZE));
+	free(buf);
+}
+
+int rnic_wq_init(struct rnic_wq *wq, unsigned int log_size,
+		 unsigned int wqe_size, uint32_t max_sge, bool srq)
+{
+	uint32_t entries = 1u << log_size;
+
+	memset(wq, 0, sizeof(*wq));
+	wq->log_size = log_size;
+	wq->wqe_size = wqe_size;
+	wq->max_sge = max_sge;
+	wq->buf_size = align((size_t)entries * wqe_size, RNIC_PAGE_SIZE);
+	wq->wr_id = calloc(entries, sizeof(*wq->wr_id));
+	if (!wq->wr_id)
+		return ENOMEM;
+	if (srq) {
+		wq->busy = calloc(entries, sizeof(*wq->busy));
+		if (!wq->busy)
+			goto err;
+	}
+	wq->buf = rnic_alloc_ring(wq->buf_size);
+	if (!wq->buf)
+		goto err;
+	if (pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE)) {
+		rnic_free_ring(wq->buf, wq->buf_size);
+		goto err;
+	}
+	return 0;
+err:
+	free(wq->busy);
+	free(wq->wr_id);
+	wq->busy = NULL;
+	wq->wr_id = NULL;
+	return ENOMEM;
+}
+
+void rnic_wq_destroy(struct rnic_wq *wq)
+{
+	if (!wq->buf)
+		return;
+	pthread_spin_destroy(&wq->lock);
+	rnic_free_ring(wq->buf, wq->buf_size);
+	free(wq->busy);
+	free(wq->wr_id);
+	wq->buf = NULL;
+}
+
+/*
+ * Build the receive WQE for wr at wq->head (caller holds wq->lock and has
+ * checked space).  Returns 0 or EINVAL.
+ */
+int rnic_build_recv_wqe(struct rnic_wq *wq, struct ibv_recv_wr *wr)
+{
+	uint32_t slot = wq->head & ((1u << wq->log_size) - 1);
+	struct rnic_recv_wqe *wqe;
+	struct rnic_sge *sge;
+	int i;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge ||
+	    wr->num_sge > RNIC_RQ_MAX_SGE)
+		return EINVAL;
+
+	wqe = (void *)((uint8_t *)wq->buf + (size_t)slot * wq->wqe_size);
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = htole64(wr->wr_id);
+	wqe->num_sge = wr->num_sge;
+	sge = (struct rnic_sge *)(wqe + 1);
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = htole64(wr->sg_list[i].addr);
+		sge[i].length = htole32(wr->sg_list[i].length);
+		sge[i].lkey = htole32(wr->sg_list[i].lkey);
+	}
+	wq->wr_id[slot] = wr->wr_id;
+	if (wq->busy)
+		wq->busy[slot] = 1;
+	wq->head++;
+	return 0;
+}
+
+/*
+ * One 64-bit doorbell write: queue number in bits 0..23, the new index in
+ * bits 32..63.  Everything written to the rings before must be visible to
+ * the device first.
+ */
+void rnic_ring_db(struct rnic_context *ctx, unsigned int offset, uint32_t qn,
+		  uint32_t idx)
+{
+	uint64_t val = ((uint64_t)qn & RNIC_DB_QN_MASK) |
+		       ((uint64_t)idx << 32);
+
+	udma_to_device_barrier();
+	mmio_write64_le((uint8_t *)ctx->db + offset, htole64(val));
+}
+
+static void rnic_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops rnic_ctx_ops = {
+	.alloc_pd = rnic_alloc_pd,
+	.create_ah = rnic_create_ah,
+	.create_cq = rnic_create_cq,
+	.create_qp = rnic_create_qp,
+	.create_qp_ex = rnic_create_qp_ex,
+	.create_srq = rnic_create_srq,
+	.dealloc_pd = rnic_dealloc_pd,
+	.dereg_mr = rnic_dereg_mr,
+	.destroy_ah = rnic_destroy_ah,
+	.destroy_cq = rnic_destroy_cq,
+	.destroy_qp = rnic_destroy_qp,
+	.destroy_srq = rnic_destroy_srq,
+	.free_context = rnic_free_context,
+	.modify_qp = rnic_modify_qp,
+	.modify_srq = rnic_modify_srq,
+	.poll_cq = rnic_poll_cq,
+	.post_recv = rnic_post_recv,
+	.post_send = rnic_post_send,
+	.post_srq_recv = rnic_post_srq_recv,
+	.query_device_ex = rnic_query_device,
+	.query_port = rnic_query_port,
+	.query_qp = rnic_query_qp,
+	.query_srq = rnic_query_srq,
+	.reg_mr = rnic_reg_mr,
+	.req_notify_cq = rnic_req_notify_cq,
+};
+
+/* The limits create_qp/create_cq/create_srq validate against. */
+static int rnic_load_limits(struct rnic_context *ctx)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	struct ibv_device_attr_ex attr = {};
+	int ret;
+
+	ret = ibv_cmd_query_device_any(&ctx->ibv_ctx.context, NULL, &attr,
+				       sizeof(attr), &resp, &resp_size);
+	if (ret)
+		return ret;
+	ctx->max_qp_wr = attr.orig_attr.max_qp_wr;
+	ctx->max_cqe = attr.orig_attr.max_cqe;
+	ctx->max_srq_wr = attr.orig_attr.max_srq_wr;
+	ctx->max_srq_sge = attr.orig_attr.max_srq_sge;
+	if ((uint32_t)attr.orig_attr.max_sge < ctx->max_sge)
+		ctx->max_sge = attr.orig_attr.max_sge;
+	return 0;
+}
+
+static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd, void *private_data)
+{
+	struct rnic_alloc_context_resp resp = {};
+	struct ibv_get_context cmd = {};
+	struct rnic_context *ctx;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ctx->db = MAP_FAILED;
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+
+	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp)))
+		goto err;
+
+	if (le32toh(resp.drv.uverbs_abi) != RNIC_UVERBS_ABI_VERSION ||
+	    le32toh(resp.drv.sq_wqe_size) != RNIC_SQ_WQE_SIZE ||
+	    le32toh(resp.drv.rq_wqe_size) != RNIC_RQ_WQE_SIZE ||
+	    le32toh(resp.drv.cqe_size) != RNIC_CQE_SIZE) {
+		verbs_err(&ctx->ibv_ctx,
+			  "rnic: kernel ABI %u (wqe %u/%u, cqe %u) does not match provider ABI %u\n",
+			  le32toh(resp.drv.uverbs_abi),
+			  le32toh(resp.drv.sq_wqe_size),
+			  le32toh(resp.drv.rq_wqe_size),
+			  le32toh(resp.drv.cqe_size), RNIC_UVERBS_ABI_VERSION);
+		errno = EPROTONOSUPPORT;
+		goto err;
+	}
+
+	ctx->uctx = le32toh(resp.drv.uctx);
+	ctx->max_inline = min_t(uint32_t, le32toh(resp.drv.max_inline),
+				RNIC_MAX_INLINE);
+	ctx->max_sge = min_t(uint32_t, le32toh(resp.drv.max_sge),
+			     RNIC_SQ_MAX_SGE);
+
+	verbs_set_ops(&ctx->ibv_ctx, &rnic_ctx_ops);
+
+	if (rnic_load_limits(ctx))
+		goto err;
+
+	ctx->db = mmap(NULL, RNIC_DB_PAGE_SIZE, PROT_WRITE, MAP_SHARED, cmd_fd,
+		       le64toh(resp.drv.db_mmap_key));
+	if (ctx->db == MAP_FAILED) {
+		verbs_err(&ctx->ibv_ctx, "rnic: doorbell mmap failed: %s\n",
+			  strerror(errno));
+		goto err;
+	}
+
+	return &ctx->ibv_ctx;
+
+err:
+	rnic_free_context(&ctx->ibv_ctx.context);
+	return NULL;
+}
+
+static void rnic_free_context(struct ibv_context *ibctx)
+{
+	struct rnic_context *ctx = to_rctx(ibctx);
+	unsigned int i;
+
+	if (ctx->db != MAP_FAILED)
+		munmap(ctx->db, RNIC_DB_PAGE_SIZE);
+	for (i = 0; i < RNIC_QP_TABLE_SIZE; i++)
+		free(ctx->qp_table[i]);
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_device *rnic_device_alloc(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct rnic_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	return &dev->ibv_dev;
+}
+
+static void rnic_device_free(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct rnic_device, ibv_dev));
+}
+
+static const struct verbs_match_ent rnic_match_table[] = {
+	VERBS_PCI_MATCH(RNIC_PCI_VENDOR_ID, RNIC_PCI_DEVICE_ID, NULL),
+	{},
+};
+
+static const struct verbs_device_ops rnic_dev_ops = {
+	.name = "rnic",
+	.match_min_abi_version = RNIC_UVERBS_ABI_VERSION,
+	.match_max_abi_version = RNIC_UVERBS_ABI_VERSION,
+	.match_table = rnic_match_table,
+	.alloc_device = rnic_device_alloc,
+	.uninit_device = rnic_device_free,
+	.alloc_context = rnic_alloc_context,
+};
+
+PROVIDER_DRIVER(rnic, rnic_dev_ops);

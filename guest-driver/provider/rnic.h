@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rnic userspace provider: private objects.
+ */
+#ifndef RNIC_H
+#define RNIC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
+#include <ccan/minmax.h>
+
+#include "rnic-abi.h"
+#include "rnic_ring.h"
+
+#define RNIC_PAGE_SIZE		4096
+
+/* qpn -> qp: two levels of 4096 pointers cover the 24-bit QPN space. */
+#define RNIC_QP_TABLE_SHIFT	12
+#define RNIC_QP_TABLE_SIZE	(1u << RNIC_QP_TABLE_SHIFT)
+#define RNIC_QP_TABLE_MASK	(RNIC_QP_TABLE_SIZE - 1)
+
+/* uverbs command and response layouts: core struct, then our udata. */
+struct rnic_alloc_context_resp {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct rnic_ualloc_ucontext_resp drv;
+};
+
+struct rnic_create_cq_cmd {
+	struct ibv_create_cq ibv_cmd;
+	struct rnic_ucreate_cq drv;
+};
+
+struct rnic_create_cq_resp {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct rnic_ucreate_cq_resp drv;
+};
+
+struct rnic_create_qp_cmd {
+	struct ibv_create_qp ibv_cmd;
+	struct rnic_ucreate_qp drv;
+};
+
+struct rnic_create_qp_resp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct rnic_ucreate_qp_resp drv;
+};
+
+struct rnic_create_srq_cmd {
+	struct ibv_create_srq ibv_cmd;
+	struct rnic_ucreate_srq drv;
+};
+
+struct rnic_create_srq_resp {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct rnic_ucreate_srq_resp drv;
+};
+
+struct rnic_create_ah_resp {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct rnic_ucreate_ah_resp drv;
+};
+
+struct rnic_device {
+	struct verbs_device ibv_dev;
+};
+
+struct rnic_context {
+	struct verbs_context ibv_ctx;
+	void *db;			/* this context's doorbell page */
+	uint32_t uctx;
+
+	/* Limits, from the kernel at context creation. */
+	uint32_t max_inline;
+	uint32_t max_sge;
+	uint32_t max_qp_wr;
+	uint32_t max_cqe;
+	uint32_t max_srq_wr;
+	uint32_t max_srq_sge;
+
+	pthread_mutex_t qp_table_mutex;
+	struct rnic_qp **qp_table[RNIC_QP_TABLE_SIZE];
+};
+
+struct rnic_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	void *buf;			/* dbrec page, then the CQEs */
+	size_t buf_size;
+	struct rnic_cq_dbrec *dbrec;
+	struct rnic_cqe *cqes;
+	uint32_t cqn;
+	unsigned int log_size;
+	uint32_t ci;			/* free-running consumer index */
+};
+
+/* One work queue as the provider sees it; indices are free-running. */
+struct rnic_wq {
+	pthread_spinlock_t lock;
+	void *buf;
+	size_t buf_size;
+	unsigned int log_size;
+	unsigned int wqe_size;
+	uint32_t head;			/* next index to post */
+	uint32_t tail;			/* oldest index not yet retired */
+	uint32_t max_sge;
+	uint64_t *wr_id;		/* per slot */
+	uint8_t *busy;			/* SRQ only: slot posted, not completed */
+};
+
+struct rnic_srq {
+	struct verbs_srq vsrq;
+	struct rnic_wq wq;
+	uint32_t srqn;
+};
+
+struct rnic_qp {
+	struct verbs_qp vqp;
+	struct rnic_wq sq;
+	struct rnic_wq rq;		/* unused with an SRQ */
+	struct rnic_srq *srq;
+	struct rnic_cq *send_cq;
+	struct rnic_cq *recv_cq;
+	uint32_t qpn;
+	uint32_t max_inline;
+	enum ibv_qp_type type;
+	bool sq_sig_all;
+
+	/* Extended send API (ibv_wr_*) state between wr_start and complete. */
+	uint32_t wr_start_head;
+	struct rnic_send_wqe *wr_cur;
+	int wr_err;
+};
+
+struct rnic_ah {
+	struct ibv_ah ibv_ah;
+	struct rnic_av av;
+};
+
+static inline struct rnic_context *to_rctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct rnic_context, ibv_ctx.context);
+}
+
+static inline struct rnic_cq *to_rcq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct rnic_cq, vcq.cq);
+}
+
+static inline struct rnic_qp *to_rqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct rnic_qp, vqp.qp);
+}
+
+static inline struct rnic_qp *qpx_to_rqp(struct ibv_qp_ex *qpx)
+{
+	return container_of(qpx, struct rnic_qp, vqp.qp_ex);
+}
+
+static inline struct rnic_srq *to_rsrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct rnic_srq, vsrq.srq);
+}
+
+static inline struct rnic_ah *to_rah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct rnic_ah, ibv_ah);
+}
+
+/* rnic_verbs.c */
+int rnic_query_device(struct ibv_context *ctx,
+		      const struct ibv_query_device_ex_input *input,
+		      struct ibv_device_attr_ex *attr, size_t attr_size);
+int rnic_query_port(struct ibv_context *ctx, uint8_t port,
+		    struct ibv_port_attr *attr);
+struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx);
+int rnic_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *rnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
+			   uint64_t hca_va, int access);
+int rnic_dereg_mr(struct verbs_mr *vmr);
+struct ibv_ah *rnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int rnic_destroy_ah(struct ibv_ah *ah);
+
+/* rnic_cq.c */
+struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+int rnic_destroy_cq(struct ibv_cq *cq);
+int rnic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int rnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* rnic_qp.c */
+struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ctx,
+				 struct ibv_qp_init_attr_ex *attr);
+int rnic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int rnic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		  struct ibv_qp_init_attr *init_attr);
+int rnic_destroy_qp(struct ibv_qp *qp);
+int rnic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int rnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+struct rnic_qp *rnic_find_qp(struct rnic_context *ctx, uint32_t qpn);
+bool rnic_op_allowed(enum ibv_qp_type type, uint8_t op);
+int rnic_sq_begin(struct rnic_qp *qp, uint8_t op, uint64_t wr_id,
+		  unsigned int send_flags, struct rnic_send_wqe **out);
+int rnic_wqe_set_sges(struct rnic_qp *qp, struct rnic_send_wqe *wqe,
+		      const struct ibv_sge *sg, size_t num);
+int rnic_wqe_add_inline(struct rnic_qp *qp, struct rnic_send_wqe *wqe,
+			const void *addr, size_t len);
+void rnic_wqe_set_ud(struct rnic_send_wqe *wqe, struct ibv_ah *ah,
+		     uint32_t remote_qpn, uint32_t remote_qkey);
+
+/* rnic_wr.c: the ibv_wr_* extended send API */
+void rnic_qpx_init(struct rnic_qp *qp, uint64_t ops);
+
+/* rnic_srq.c */
+struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+int rnic_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int rnic_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int rnic_destroy_srq(struct ibv_srq *srq);
+int rnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+
+/* Shared helpers. */
+void *rnic_alloc_ring(size_t size);
+void rnic_free_ring(void *buf, size_t size);
+int rnic_wq_init(struct rnic_wq *wq, unsigned int log_size,
+		 unsigned int wqe_size, uint32_t max_sge, bool srq);
+void rnic_wq_destroy(struct rnic_wq *wq);
+int rnic_build_recv_wqe(struct rnic_wq *wq, struct ibv_recv_wr *wr);
+void rnic_ring_db(struct rnic_context *ctx, unsigned int offset, uint32_t qn,
+		  uint32_t idx);
+
+#endif /* RNIC_H */
