@@ -123,7 +123,8 @@ void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp)
     uint64_t ns;
 
     if (qp->type != RNIC_QPT_RC || !qp->timeout ||
-        tp->comp.wait != RNIC_COMP_RUN) {
+        tp->comp.wait != RNIC_COMP_RUN ||
+        (qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD)) {
         return;
     }
     if (!rnic_comp_outstanding(tp)) {
@@ -148,6 +149,8 @@ static void rnic_comp_progress(RnicState *s, RnicQP *qp)
     tp->comp.rewound = false;
     timer_del(tp->comp.ack_timer);
     rnic_comp_arm_ack_timer(s, qp);
+    /* The window moved: the requester may have packets to send. */
+    rnic_qp_schedule(s, qp);
 }
 
 /* Resends from comp.psn, consuming one retry; false if none was left. */

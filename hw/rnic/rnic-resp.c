@@ -397,6 +397,33 @@ static void rnic_resp_write(RnicState *s, RnicQP *qp, const RnicPkt *p,
     RnicMemErr err;
     RnicMR *mr;
 
+    /*
+     * With immediate data a receive WQE is needed before touching memory
+     * or message state, so that an RNR retry finds everything unchanged.
+     */
+    if (flags & RNIC_HDR_IMMDT) {
+        switch (rnic_resp_get_rwqe(s, qp)) {
+        case RNIC_RWQE_OK:
+            break;
+        case RNIC_RWQE_NONE:
+            if (qp->type == RNIC_QPT_RC) {
+                s->cnt[RNIC_CNT_RNR_NAK_SENT]++;
+                resp->nak_sent = true;
+                rnic_resp_ack(s, qp, rnic_aeth_rnr_nak(qp->min_rnr_timer),
+                              p->bth.psn);
+            } else {
+                s->cnt[RNIC_CNT_RX_DROPPED]++;
+                resp->msg = RNIC_RESP_MSG_NONE;
+                resp->epsn = rnic_psn_add(p->bth.psn, 1);
+            }
+            return;
+        default:
+            resp->msg = RNIC_RESP_MSG_NONE;
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_OP_ERR,
+                            RNIC_EQE_QP_FATAL, "bad receive WQE");
+            return;
+        }
+    }
     if (flags & RNIC_OPF_FIRST) {
         if (resp->msg != RNIC_RESP_MSG_NONE && qp->type == RNIC_QPT_RC) {
             rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
@@ -440,30 +467,6 @@ static void rnic_resp_write(RnicState *s, RnicQP *qp, const RnicPkt *p,
         rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
                         RNIC_EQE_QP_REQ_ERR, "WRITE packet length");
         return;
-    }
-    /* With immediate data a receive WQE is needed before touching memory. */
-    if (flags & RNIC_HDR_IMMDT) {
-        switch (rnic_resp_get_rwqe(s, qp)) {
-        case RNIC_RWQE_OK:
-            break;
-        case RNIC_RWQE_NONE:
-            if (qp->type == RNIC_QPT_RC) {
-                s->cnt[RNIC_CNT_RNR_NAK_SENT]++;
-                resp->nak_sent = true;
-                rnic_resp_ack(s, qp, rnic_aeth_rnr_nak(qp->min_rnr_timer),
-                              p->bth.psn);
-            } else {
-                s->cnt[RNIC_CNT_RX_DROPPED]++;
-                resp->msg = RNIC_RESP_MSG_NONE;
-                resp->epsn = rnic_psn_add(p->bth.psn, 1);
-            }
-            return;
-        default:
-            resp->msg = RNIC_RESP_MSG_NONE;
-            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_OP_ERR,
-                            RNIC_EQE_QP_FATAL, "bad receive WQE");
-            return;
-        }
     }
     if (n) {
         /* Checked per packet too: the MR may have gone since FIRST. */
@@ -743,8 +746,15 @@ static void rnic_resp_duplicate(RnicState *s, RnicQP *qp, const RnicPkt *p,
     s->cnt[RNIC_CNT_DUP_REQ]++;
     trace_rnic_tp_resp_psn(qp->qpn, "duplicate", p->bth.psn, tp->resp.epsn);
     if (!(flags & (RNIC_OPF_READ | RNIC_OPF_ATOMIC))) {
-        rnic_resp_ack(s, qp, rnic_aeth_ack(RNIC_AETH_CREDITS_INVALID),
-                      rnic_psn_add(tp->resp.epsn, -1));
+        /*
+         * A retransmitted run of packets asks for an ACK at least on each
+         * message's last packet; answering only those keeps a timeout
+         * from turning into an ACK storm.
+         */
+        if (p->bth.ack_req) {
+            rnic_resp_ack(s, qp, rnic_aeth_ack(RNIC_AETH_CREDITS_INVALID),
+                          rnic_psn_add(tp->resp.epsn, -1));
+        }
         return;
     }
     for (i = 0; i < RNIC_TP_RD_RING; i++) {

@@ -31,7 +31,7 @@
 /* The responder ACKs at least this often even without AckReq. */
 #define RNIC_TP_ACK_EVERY           32
 /* READ/ATOMIC requests remembered by the responder (power of two). */
-#define RNIC_TP_RD_RING             16
+#define RNIC_TP_RD_RING             128     /* >= max-rd-atom's cap */
 /*
  * The 24-bit PSN space is compared with a +-2^23 window; a message may
  * span at most a quarter of it so that old and new PSNs stay ordered.
