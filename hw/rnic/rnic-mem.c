@@ -1,0 +1,354 @@
+/*
+ * rnic: page lists, memory regions, key checks and SGE copies
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Guest page lists are copied into host memory once, when the object that
+ * owns them is created; translation afterwards only reads the host copy,
+ * so a guest rewriting its list cannot change what an object maps.  All
+ * guest memory goes through pci_dma_read/write, so a vIOMMU applies and
+ * a guest address that lands on our own BARs is just another MMIO access.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bswap.h"
+#include "rnic.h"
+#include "trace.h"
+
+#define RNIC_PBL_MIN_SHIFT  12
+#define RNIC_PBL_MAX_SHIFT  30
+
+static const char *const rnic_mem_err_names[] = {
+    [RNIC_MEM_OK] = "ok",
+    [RNIC_MEM_BAD_KEY] = "bad key",
+    [RNIC_MEM_BAD_PD] = "wrong PD",
+    [RNIC_MEM_NO_ACCESS] = "no access",
+    [RNIC_MEM_BOUNDS] = "out of bounds",
+    [RNIC_MEM_DMA] = "DMA error",
+};
+
+const char *rnic_mem_err_str(RnicMemErr err)
+{
+    if ((unsigned)err >= ARRAY_SIZE(rnic_mem_err_names)) {
+        return "unknown";
+    }
+    return rnic_mem_err_names[err];
+}
+
+void rnic_pbl_free(RnicPbl *pbl)
+{
+    g_free(pbl->pages);
+    pbl->pages = NULL;
+    pbl->npages = 0;
+}
+
+/* Reads 'n' LE64 page addresses into 'out', checking their alignment. */
+static uint8_t rnic_pbl_read_array(RnicState *s, uint64_t addr, uint32_t n,
+                                   uint64_t align_mask, uint64_t *out)
+{
+    uint32_t i;
+
+    if (pci_dma_read(PCI_DEVICE(s), addr, out, (dma_addr_t)n * 8)
+        != MEMTX_OK) {
+        trace_rnic_err_pbl("DMA error reading the list", addr);
+        RNIC_GUEST_ERR(s, "page list at 0x%" PRIx64 " not readable", addr);
+        return RNIC_CMD_ERR_DMA;
+    }
+    for (i = 0; i < n; i++) {
+        out[i] = le64_to_cpu(out[i]);
+        if (out[i] & align_mask) {
+            trace_rnic_err_pbl("unaligned page address", out[i]);
+            RNIC_GUEST_ERR(s, "page address 0x%" PRIx64 " not aligned",
+                           out[i]);
+            return RNIC_CMD_ERR_PARAM;
+        }
+        /* The last byte of the page must not wrap the address space. */
+        if (out[i] > UINT64_MAX - align_mask) {
+            trace_rnic_err_pbl("page wraps the address space", out[i]);
+            RNIC_GUEST_ERR(s, "page 0x%" PRIx64 " wraps", out[i]);
+            return RNIC_CMD_ERR_PARAM;
+        }
+    }
+    return RNIC_CMD_OK;
+}
+
+uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
+                      uint32_t max_pages, RnicPbl *out)
+{
+    uint64_t addr = le64_to_cpu(desc->addr);
+    uint32_t npages = le32_to_cpu(desc->npages);
+    uint8_t shift = desc->page_shift;
+    uint64_t pgmask;
+    uint64_t *pages;
+    uint8_t st = RNIC_CMD_OK;
+    uint32_t i;
+
+    memset(out, 0, sizeof(*out));
+    trace_rnic_pbl_load(addr, npages, shift, desc->levels);
+
+    if (desc->rsvd_14) {
+        trace_rnic_err_pbl("reserved field set", desc->rsvd_14);
+        RNIC_GUEST_ERR(s, "page list reserved field set");
+        return RNIC_CMD_ERR_PARAM;
+    }
+    if (shift < RNIC_PBL_MIN_SHIFT || shift > RNIC_PBL_MAX_SHIFT) {
+        trace_rnic_err_pbl("page_shift out of range", shift);
+        RNIC_GUEST_ERR(s, "page_shift %u out of range", shift);
+        return RNIC_CMD_ERR_PARAM;
+    }
+    if (npages == 0 || npages > max_pages) {
+        trace_rnic_err_pbl("npages out of range", npages);
+        RNIC_GUEST_ERR(s, "page list of %u pages (cap %u)", npages,
+                       max_pages);
+        return RNIC_CMD_ERR_PARAM;
+    }
+    if (desc->levels > RNIC_PBL_MAX_LEVELS) {
+        trace_rnic_err_pbl("levels out of range", desc->levels);
+        RNIC_GUEST_ERR(s, "page list with %u levels", desc->levels);
+        return RNIC_CMD_ERR_PARAM;
+    }
+    pgmask = (1ULL << shift) - 1;
+
+    pages = g_try_new(uint64_t, npages);
+    if (!pages) {
+        trace_rnic_err_pbl("host allocation failed", npages);
+        return RNIC_CMD_ERR_RESOURCE;
+    }
+
+    switch (desc->levels) {
+    case 0:
+        /* Contiguous: every page must be addressable without wrapping. */
+        if ((addr & pgmask) ||
+            addr > UINT64_MAX - (((uint64_t)npages << shift) - 1)) {
+            trace_rnic_err_pbl("bad contiguous base", addr);
+            RNIC_GUEST_ERR(s, "contiguous pages at 0x%" PRIx64 " invalid",
+                           addr);
+            st = RNIC_CMD_ERR_PARAM;
+            break;
+        }
+        for (i = 0; i < npages; i++) {
+            pages[i] = addr + ((uint64_t)i << shift);
+        }
+        break;
+    case 1:
+        if (addr & 7) {
+            trace_rnic_err_pbl("unaligned list address", addr);
+            RNIC_GUEST_ERR(s, "page list at 0x%" PRIx64 " not aligned", addr);
+            st = RNIC_CMD_ERR_PARAM;
+            break;
+        }
+        st = rnic_pbl_read_array(s, addr, npages, pgmask, pages);
+        break;
+    case 2: {
+        uint32_t ndir = DIV_ROUND_UP(npages, RNIC_PBL_ENTRIES_PER_PAGE);
+        uint64_t *dir;
+
+        if (addr & 7) {
+            trace_rnic_err_pbl("unaligned directory address", addr);
+            RNIC_GUEST_ERR(s, "page directory at 0x%" PRIx64 " not aligned",
+                           addr);
+            st = RNIC_CMD_ERR_PARAM;
+            break;
+        }
+        dir = g_try_new(uint64_t, ndir);
+        if (!dir) {
+            st = RNIC_CMD_ERR_RESOURCE;
+            break;
+        }
+        /* Second-level pages are 4 KiB whatever the MR page size is. */
+        st = rnic_pbl_read_array(s, addr, ndir, 0xfff, dir);
+        for (i = 0; st == RNIC_CMD_OK && i < ndir; i++) {
+            uint32_t first = i * RNIC_PBL_ENTRIES_PER_PAGE;
+            uint32_t n = MIN(npages - first, RNIC_PBL_ENTRIES_PER_PAGE);
+
+            st = rnic_pbl_read_array(s, dir[i], n, pgmask, pages + first);
+        }
+        g_free(dir);
+        break;
+    }
+    }
+
+    if (st != RNIC_CMD_OK) {
+        g_free(pages);
+        return st;
+    }
+    out->pages = pages;
+    out->npages = npages;
+    out->page_shift = shift;
+    return RNIC_CMD_OK;
+}
+
+bool rnic_pbl_addr(const RnicPbl *pbl, uint64_t off, uint64_t *addr,
+                   uint64_t *contig)
+{
+    uint64_t page = off >> pbl->page_shift;
+    uint64_t in_page = off & ((1ULL << pbl->page_shift) - 1);
+
+    if (!pbl->pages || page >= pbl->npages) {
+        return false;
+    }
+    *addr = pbl->pages[page] + in_page;
+    if (contig) {
+        *contig = (1ULL << pbl->page_shift) - in_page;
+    }
+    return true;
+}
+
+uint64_t rnic_ring_entry(const RnicRing *ring, uint32_t idx)
+{
+    uint64_t off = ((uint64_t)ring->first_page << 12) +
+                   (uint64_t)(idx & ((1u << ring->log_size) - 1)) *
+                   ring->stride;
+    uint64_t addr;
+
+    /* Creation checked the list covers the ring; 0 only if it did not. */
+    if (!rnic_pbl_addr(&ring->pbl, off, &addr, NULL)) {
+        return 0;
+    }
+    return addr;
+}
+
+bool rnic_ring_read(RnicState *s, const RnicRing *ring, uint32_t idx,
+                    void *buf, size_t len)
+{
+    uint64_t addr = rnic_ring_entry(ring, idx);
+
+    if (!addr || len > ring->stride) {
+        return false;
+    }
+    return pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
+}
+
+bool rnic_ring_write(RnicState *s, const RnicRing *ring, uint32_t idx,
+                     size_t off, const void *buf, size_t len)
+{
+    uint64_t addr = rnic_ring_entry(ring, idx);
+
+    if (!addr || off > ring->stride || len > ring->stride - off) {
+        return false;
+    }
+    return pci_dma_write(PCI_DEVICE(s), addr + off, buf, len) == MEMTX_OK;
+}
+
+RnicMemErr rnic_mr_check(RnicState *s, uint32_t key, uint32_t pdn,
+                         uint32_t access, uint64_t va, uint64_t len,
+                         RnicMR **out)
+{
+    uint32_t idx = key >> 8;
+    RnicMR *mr;
+    RnicMemErr err = RNIC_MEM_OK;
+
+    if (out) {
+        *out = NULL;
+    }
+    if (idx == 0 || idx > s->prop.max_mr) {
+        err = RNIC_MEM_BAD_KEY;
+        goto fail;
+    }
+    mr = &s->mr[idx];
+    if (!mr->valid || mr->key != (key & 0xff) ||
+        ((mr->flags & RNIC_MR_FLAG_FAST_REG) && !mr->fr_valid)) {
+        err = RNIC_MEM_BAD_KEY;
+        goto fail;
+    }
+    if (mr->pdn != pdn) {
+        err = RNIC_MEM_BAD_PD;
+        goto fail;
+    }
+    if (access & ~mr->access) {
+        err = RNIC_MEM_NO_ACCESS;
+        goto fail;
+    }
+    /* [va, va + len) inside [iova, iova + length), without wrapping. */
+    if (len && (va < mr->iova || va - mr->iova > mr->length ||
+                len > mr->length - (va - mr->iova))) {
+        err = RNIC_MEM_BOUNDS;
+        goto fail;
+    }
+    if (out) {
+        *out = mr;
+    }
+    return RNIC_MEM_OK;
+
+fail:
+    trace_rnic_mr_check_fail(key, pdn, access, va, len,
+                             rnic_mem_err_str(err));
+    return err;
+}
+
+RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,
+                        uint64_t len, bool to_guest)
+{
+    uint8_t *p = buf;
+    uint64_t off;
+
+    if (!len) {
+        return RNIC_MEM_OK;
+    }
+    if (mr->flags & RNIC_MR_FLAG_PHYS) {
+        MemTxResult r = to_guest ?
+            pci_dma_write(PCI_DEVICE(s), va, buf, len) :
+            pci_dma_read(PCI_DEVICE(s), va, buf, len);
+        return r == MEMTX_OK ? RNIC_MEM_OK : RNIC_MEM_DMA;
+    }
+
+    /* rnic_mr_check() bounded va and len, so none of this wraps. */
+    off = (va - mr->iova) + (mr->iova & ((1ULL << mr->pbl.page_shift) - 1));
+    while (len) {
+        uint64_t addr, contig, n;
+        MemTxResult r;
+
+        if (!rnic_pbl_addr(&mr->pbl, off, &addr, &contig)) {
+            return RNIC_MEM_BOUNDS;
+        }
+        n = MIN(len, contig);
+        r = to_guest ? pci_dma_write(PCI_DEVICE(s), addr, p, n) :
+                       pci_dma_read(PCI_DEVICE(s), addr, p, n);
+        if (r != MEMTX_OK) {
+            trace_rnic_err_dma(addr, n);
+            return RNIC_MEM_DMA;
+        }
+        p += n;
+        off += n;
+        len -= n;
+    }
+    return RNIC_MEM_OK;
+}
+
+RnicMemErr rnic_sgl_copy(RnicState *s, uint32_t pdn, uint32_t access,
+                         const RnicSge *sge, unsigned nsge, uint64_t off,
+                         void *buf, uint64_t len, bool to_guest)
+{
+    uint8_t *p = buf;
+    unsigned i;
+
+    for (i = 0; i < nsge && len; i++) {
+        uint64_t n, va;
+        RnicMR *mr;
+        RnicMemErr err;
+
+        if (off >= sge[i].length) {
+            off -= sge[i].length;
+            continue;
+        }
+        n = MIN(len, sge[i].length - off);
+        if (sge[i].addr > UINT64_MAX - off) {
+            return RNIC_MEM_BOUNDS;
+        }
+        va = sge[i].addr + off;
+        err = rnic_mr_check(s, sge[i].lkey, pdn, access, va, n, &mr);
+        if (err != RNIC_MEM_OK) {
+            return err;
+        }
+        err = rnic_mr_copy(s, mr, va, p, n, to_guest);
+        if (err != RNIC_MEM_OK) {
+            return err;
+        }
+        p += n;
+        len -= n;
+        off = 0;
+    }
+    /* The list ended before 'len' bytes: the caller's length check failed. */
+    return len ? RNIC_MEM_BOUNDS : RNIC_MEM_OK;
+}
