@@ -1,0 +1,630 @@
+/*
+ * rnic: QP commands and the QP state machine
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * CREATE/DESTROY/MODIFY/QUERY_QP.  MODIFY_QP checks each transition
+ * against the IBTA table of allowed states and of required and optional
+ * attributes per QP type, then the attribute values, and only then
+ * changes the QP.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bswap.h"
+#include "rnic.h"
+#include "rnic-wire.h"
+#include "rnic-cmd.h"
+#include "trace.h"
+
+uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
+{
+    RnicState *s = c->s;
+    const struct rnic_cmd_create_qp *q = &c->cmd->u.create_qp;
+    uint32_t flags = le32_to_cpu(q->flags);
+    uint32_t pdn = le32_to_cpu(q->pdn);
+    uint32_t scqn = le32_to_cpu(q->send_cqn);
+    uint32_t rcqn = le32_to_cpu(q->recv_cqn);
+    uint32_t srqn = le32_to_cpu(q->srqn);
+    uint16_t max_inline = le16_to_cpu(q->max_inline);
+    bool ud = q->qp_type == RNIC_QPT_UD || q->qp_type == RNIC_QPT_GSI;
+    uint32_t send_sge_cap = MIN(s->prop.max_sge,
+                                ud ? RNIC_UD_MAX_SGE : RNIC_SQ_MAX_SGE);
+    uint32_t recv_sge_cap = MIN(s->prop.max_sge, RNIC_RQ_MAX_SGE);
+    uint32_t inline_cap = MIN(s->prop.max_inline, RNIC_MAX_INLINE);
+    bool has_srq = flags & RNIC_QP_FLAG_HAS_SRQ;
+    RnicRing sq = {}, rq = {};
+    uint32_t qpn;
+    RnicQP *qp;
+    uint8_t st;
+
+    if (q->rsvd_5 || q->rsvd_28) {
+        return rnic_cmd_err_rsvd(c, "create_qp");
+    }
+    if (q->qp_type < RNIC_QPT_RC || q->qp_type > RNIC_QPT_GSI) {
+        return rnic_cmd_err_param(c, "qp_type", q->qp_type, RNIC_QPT_GSI);
+    }
+    if (flags & ~(RNIC_QP_FLAG_SIG_ALL | RNIC_QP_FLAG_HAS_SRQ)) {
+        return rnic_cmd_err_param(c, "QP flags", flags, RNIC_QP_FLAG_HAS_SRQ);
+    }
+    if (q->qp_type == RNIC_QPT_GSI) {
+        st = rnic_cmd_need_kernel(c);
+        if (st) {
+            return st;
+        }
+    }
+    st = rnic_cmd_get_pd(c, pdn);
+    if (!st) {
+        st = rnic_cmd_get_cq(c, scqn);
+    }
+    if (!st) {
+        st = rnic_cmd_get_cq(c, rcqn);
+    }
+    if (!st && has_srq) {
+        st = rnic_cmd_get_srq(c, srqn);
+    } else if (!st && srqn) {
+        return rnic_cmd_err_param(c, "srqn without HAS_SRQ", srqn, 0);
+    }
+    if (st) {
+        return st;
+    }
+    if (q->sq_log_size > RNIC_WQ_MAX_LOG_SIZE ||
+        (1u << q->sq_log_size) > s->prop.max_qp_wr) {
+        return rnic_cmd_err_param(c, "sq_log_size", q->sq_log_size,
+                                  s->prop.max_qp_wr);
+    }
+    if (has_srq && q->rq_log_size) {
+        return rnic_cmd_err_param(c, "rq_log_size with SRQ", q->rq_log_size, 0);
+    }
+    if (q->rq_log_size > RNIC_WQ_MAX_LOG_SIZE ||
+        (1u << q->rq_log_size) > s->prop.max_qp_wr) {
+        return rnic_cmd_err_param(c, "rq_log_size", q->rq_log_size,
+                                  s->prop.max_qp_wr);
+    }
+    if (q->max_send_sge > send_sge_cap) {
+        return rnic_cmd_err_param(c, "max_send_sge", q->max_send_sge,
+                                  send_sge_cap);
+    }
+    if (q->max_recv_sge > recv_sge_cap) {
+        return rnic_cmd_err_param(c, "max_recv_sge", q->max_recv_sge,
+                                  recv_sge_cap);
+    }
+    if (max_inline > inline_cap) {
+        return rnic_cmd_err_param(c, "max_inline", max_inline, inline_cap);
+    }
+
+    if (q->qp_type == RNIC_QPT_GSI) {
+        if (s->qp[RNIC_GSI_QPN]) {
+            return rnic_cmd_err_state(c, "GSI QP exists", RNIC_GSI_QPN);
+        }
+        qpn = RNIC_GSI_QPN;
+    } else {
+        for (qpn = RNIC_FIRST_QPN; qpn <= s->prop.max_qp + 1; qpn++) {
+            if (!s->qp[qpn]) {
+                break;
+            }
+        }
+        if (qpn > s->prop.max_qp + 1) {
+            return rnic_cmd_err_resource(c, "QP");
+        }
+    }
+
+    st = rnic_cmd_load_ring(c, &q->sq, q->sq_log_size, RNIC_SQ_WQE_SIZE, 0,
+                            &sq);
+    if (st) {
+        return st;
+    }
+    if (!has_srq) {
+        st = rnic_cmd_load_ring(c, &q->rq, q->rq_log_size, RNIC_RQ_WQE_SIZE, 0,
+                                &rq);
+        if (st) {
+            rnic_pbl_free(&sq.pbl);
+            return st;
+        }
+    }
+
+    qp = g_try_new0(RnicQP, 1);
+    if (!qp) {
+        rnic_pbl_free(&sq.pbl);
+        rnic_pbl_free(&rq.pbl);
+        return rnic_cmd_err_resource(c, "QP memory");
+    }
+    qp->qpn = qpn;
+    qp->uctx = c->uctx;
+    qp->type = q->qp_type;
+    qp->state = RNIC_QPS_RESET;
+    qp->flags = flags;
+    qp->pdn = pdn;
+    qp->send_cqn = scqn;
+    qp->recv_cqn = rcqn;
+    qp->srqn = has_srq ? srqn : 0;
+    qp->max_inline = max_inline;
+    qp->max_send_sge = q->max_send_sge;
+    qp->max_recv_sge = q->max_recv_sge;
+    qp->path_mtu = RNIC_MTU_1024;
+    qp->port_num = 1;
+    qp->sq.ring = sq;
+    qp->sq.max_sge = q->max_send_sge;
+    qp->rq.ring = rq;
+    qp->rq.max_sge = q->max_recv_sge;
+
+    if (!rnic_tp_qp_init(s, qp)) {
+        rnic_pbl_free(&sq.pbl);
+        rnic_pbl_free(&rq.pbl);
+        g_free(qp);
+        return rnic_cmd_err_resource(c, "QP transport state");
+    }
+    s->qp[qpn] = qp;
+    s->pd[pdn].refcnt++;
+    s->cq[scqn].refcnt++;
+    s->cq[rcqn].refcnt++;
+    if (has_srq) {
+        s->srq[srqn].refcnt++;
+    }
+    c->out[RNIC_OUT_HANDLE] = qpn;
+    c->out[RNIC_OUT_ENTRIES] = 1u << q->sq_log_size;
+    c->out[RNIC_OUT_RQ_ENTRIES] = has_srq ? 0 : 1u << q->rq_log_size;
+    trace_rnic_qp_create(qpn, q->qp_type, 1u << q->sq_log_size,
+                         has_srq ? 0 : 1u << q->rq_log_size, c->uctx);
+    return RNIC_CMD_OK;
+}
+
+static void rnic_qp_unschedule(RnicState *s, RnicQP *qp)
+{
+    if (qp->scheduled) {
+        QTAILQ_REMOVE(&s->work_list, qp, work_next);
+        qp->scheduled = false;
+    }
+}
+
+void rnic_qp_free(RnicState *s, RnicQP *qp)
+{
+    rnic_tp_qp_fini(s, qp);
+    rnic_qp_unschedule(s, qp);
+    rnic_pbl_free(&qp->sq.ring.pbl);
+    rnic_pbl_free(&qp->rq.ring.pbl);
+    s->qp[qp->qpn] = NULL;
+    g_free(qp);
+}
+
+static void rnic_refput(uint32_t *refcnt)
+{
+    if (*refcnt) {
+        (*refcnt)--;
+    }
+}
+
+uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c)
+{
+    RnicState *s = c->s;
+    uint32_t qpn = le32_to_cpu(c->cmd->u.handle.handle);
+    RnicQP *qp;
+    uint8_t st;
+
+    if (c->cmd->u.handle.rsvd_4) {
+        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    }
+    st = rnic_cmd_get_qp(c, qpn, &qp);
+    if (st) {
+        return st;
+    }
+    rnic_refput(&s->pd[qp->pdn].refcnt);
+    rnic_refput(&s->cq[qp->send_cqn].refcnt);
+    rnic_refput(&s->cq[qp->recv_cqn].refcnt);
+    if (qp->srqn) {
+        rnic_refput(&s->srq[qp->srqn].refcnt);
+    }
+    trace_rnic_qp_destroy(qpn);
+    rnic_qp_free(s, qp);
+    return RNIC_CMD_OK;
+}
+
+/*
+ * Which attributes each transition requires and allows, per QP type,
+ * following IBTA vol 1 table 91 (as Linux's ib_modify_qp_is_ok() does).
+ * Index 0 of req/opt is unused; 1..4 are enum rnic_qp_type.
+ */
+typedef struct RnicQpTrans {
+    bool valid;
+    uint32_t req[RNIC_QPT_GSI + 1];
+    uint32_t opt[RNIC_QPT_GSI + 1];
+} RnicQpTrans;
+
+#define A(x)        RNIC_QP_ATTR_##x
+#define PER_TYPE(rc, uc, ud, gsi)   { 0, (rc), (uc), (ud), (gsi) }
+
+static const RnicQpTrans rnic_qp_trans[RNIC_QPS_ERR + 1][RNIC_QPS_ERR + 1] = {
+    [RNIC_QPS_RESET] = {
+        [RNIC_QPS_RESET] = { .valid = true },
+        [RNIC_QPS_ERR] = { .valid = true },
+        [RNIC_QPS_INIT] = {
+            .valid = true,
+            .req = PER_TYPE(A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                            A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                            A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                            A(PKEY_INDEX) | A(QKEY)),
+        },
+    },
+    [RNIC_QPS_INIT] = {
+        [RNIC_QPS_RESET] = { .valid = true },
+        [RNIC_QPS_ERR] = { .valid = true },
+        [RNIC_QPS_INIT] = {
+            .valid = true,
+            .opt = PER_TYPE(A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                            A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                            A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                            A(PKEY_INDEX) | A(QKEY)),
+        },
+        [RNIC_QPS_RTR] = {
+            .valid = true,
+            .req = PER_TYPE(A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+                            A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+                            A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+                            0, 0),
+            .opt = PER_TYPE(A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                            A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                            A(PKEY_INDEX) | A(QKEY),
+                            A(PKEY_INDEX) | A(QKEY)),
+        },
+    },
+    [RNIC_QPS_RTR] = {
+        [RNIC_QPS_RESET] = { .valid = true },
+        [RNIC_QPS_ERR] = { .valid = true },
+        [RNIC_QPS_RTS] = {
+            .valid = true,
+            .req = PER_TYPE(A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
+                            A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
+                            A(SQ_PSN), A(SQ_PSN), A(SQ_PSN)),
+            .opt = PER_TYPE(A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                            A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                            A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                            A(PATH_MIG_STATE),
+                            A(CUR_STATE) | A(QKEY),
+                            A(CUR_STATE) | A(QKEY)),
+        },
+    },
+    [RNIC_QPS_RTS] = {
+        [RNIC_QPS_RESET] = { .valid = true },
+        [RNIC_QPS_ERR] = { .valid = true },
+        [RNIC_QPS_RTS] = {
+            .valid = true,
+            .opt = PER_TYPE(A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+                            A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+                            A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+                            A(PATH_MIG_STATE),
+                            A(CUR_STATE) | A(QKEY),
+                            A(CUR_STATE) | A(QKEY)),
+        },
+        [RNIC_QPS_SQD] = {
+            .valid = true,
+            .opt = PER_TYPE(A(EN_SQD_ASYNC), A(EN_SQD_ASYNC),
+                            A(EN_SQD_ASYNC), A(EN_SQD_ASYNC)),
+        },
+    },
+    [RNIC_QPS_SQD] = {
+        [RNIC_QPS_RESET] = { .valid = true },
+        [RNIC_QPS_ERR] = { .valid = true },
+        [RNIC_QPS_RTS] = {
+            .valid = true,
+            .opt = PER_TYPE(A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                            A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                            A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                            A(PATH_MIG_STATE),
+                            A(CUR_STATE) | A(QKEY),
+                            A(CUR_STATE) | A(QKEY)),
+        },
+        [RNIC_QPS_SQD] = {
+            .valid = true,
+            .opt = PER_TYPE(A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
+                            A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) |
+                            A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+                            A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+                            A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                            A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                            A(PKEY_INDEX) | A(PATH_MIG_STATE),
+                            A(PKEY_INDEX) | A(QKEY),
+                            A(PKEY_INDEX) | A(QKEY)),
+        },
+    },
+    [RNIC_QPS_SQE] = {
+        [RNIC_QPS_RESET] = { .valid = true },
+        [RNIC_QPS_ERR] = { .valid = true },
+        [RNIC_QPS_RTS] = {
+            .valid = true,
+            /* RC never enters SQE; its row stays empty (not allowed). */
+            .opt = PER_TYPE(0, A(CUR_STATE) | A(ACCESS_FLAGS),
+                            A(CUR_STATE) | A(QKEY),
+                            A(CUR_STATE) | A(QKEY)),
+        },
+    },
+    [RNIC_QPS_ERR] = {
+        [RNIC_QPS_RESET] = { .valid = true },
+        [RNIC_QPS_ERR] = { .valid = true },
+    },
+};
+
+static const char *const rnic_qps_names[] = {
+    "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
+};
+
+static const char *qps_str(uint8_t st)
+{
+    return st < ARRAY_SIZE(rnic_qps_names) ? rnic_qps_names[st] : "?";
+}
+
+/* Checks the values of the attributes in 'mask' (all already allowed). */
+static uint8_t check_qp_attr_values(RnicCmdCtx *c, RnicQP *qp,
+                                    const struct rnic_qp_attr *a,
+                                    uint32_t mask)
+{
+    RnicState *s = c->s;
+
+    if ((mask & A(PKEY_INDEX)) && le16_to_cpu(a->pkey_index) != 0) {
+        return rnic_cmd_err_param(c, "pkey_index", le16_to_cpu(a->pkey_index),
+                                  0);
+    }
+    if ((mask & A(PORT)) && a->port_num != 1) {
+        return rnic_cmd_err_param(c, "port_num", a->port_num, 1);
+    }
+    if ((mask & A(ACCESS_FLAGS)) &&
+        (le32_to_cpu(a->access_flags) & ~RNIC_ACCESS_ALL)) {
+        return rnic_cmd_err_param(c, "access_flags",
+                                  le32_to_cpu(a->access_flags),
+                                  RNIC_ACCESS_ALL);
+    }
+    if (mask & A(AV)) {
+        const struct rnic_av *av = &a->av;
+
+        if (av->rsvd_31) {
+            return rnic_cmd_err_rsvd(c, "av.rsvd_31");
+        }
+        if (av->sgid_index >= s->prop.max_gid ||
+            !s->gid[av->sgid_index].valid) {
+            return rnic_cmd_err_param(c, "av.sgid_index", av->sgid_index,
+                                      s->prop.max_gid - 1);
+        }
+        if (av->net_type != RNIC_NET_IPV4 && av->net_type != RNIC_NET_IPV6) {
+            return rnic_cmd_err_param(c, "av.net_type", av->net_type,
+                                      RNIC_NET_IPV6);
+        }
+        if (le32_to_cpu(av->flow_label) > 0xfffff) {
+            return rnic_cmd_err_param(c, "av.flow_label",
+                                      le32_to_cpu(av->flow_label), 0xfffff);
+        }
+    }
+    if ((mask & A(PATH_MTU)) &&
+        (a->path_mtu < RNIC_MTU_256 || a->path_mtu > RNIC_MTU_4096)) {
+        return rnic_cmd_err_param(c, "path_mtu", a->path_mtu, RNIC_MTU_4096);
+    }
+    if ((mask & A(TIMEOUT)) && a->timeout > 31) {
+        return rnic_cmd_err_param(c, "timeout", a->timeout, 31);
+    }
+    if ((mask & A(RETRY_CNT)) && a->retry_cnt > 7) {
+        return rnic_cmd_err_param(c, "retry_cnt", a->retry_cnt, 7);
+    }
+    if ((mask & A(RNR_RETRY)) && a->rnr_retry > 7) {
+        return rnic_cmd_err_param(c, "rnr_retry", a->rnr_retry, 7);
+    }
+    if ((mask & A(MIN_RNR_TIMER)) && a->min_rnr_timer > 31) {
+        return rnic_cmd_err_param(c, "min_rnr_timer", a->min_rnr_timer, 31);
+    }
+    if ((mask & A(RQ_PSN)) && le32_to_cpu(a->rq_psn) > RNIC_PSN_MASK) {
+        return rnic_cmd_err_param(c, "rq_psn", le32_to_cpu(a->rq_psn),
+                                  RNIC_PSN_MASK);
+    }
+    if ((mask & A(SQ_PSN)) && le32_to_cpu(a->sq_psn) > RNIC_PSN_MASK) {
+        return rnic_cmd_err_param(c, "sq_psn", le32_to_cpu(a->sq_psn),
+                                  RNIC_PSN_MASK);
+    }
+    if ((mask & A(DEST_QPN)) && le32_to_cpu(a->dest_qpn) > RNIC_QPN_MASK) {
+        return rnic_cmd_err_param(c, "dest_qpn", le32_to_cpu(a->dest_qpn),
+                                  RNIC_QPN_MASK);
+    }
+    if ((mask & A(MAX_QP_RD_ATOMIC)) &&
+        a->max_rd_atomic > s->prop.max_rd_atom) {
+        return rnic_cmd_err_param(c, "max_rd_atomic", a->max_rd_atomic,
+                                  s->prop.max_rd_atom);
+    }
+    if ((mask & A(MAX_DEST_RD_ATOMIC)) &&
+        a->max_dest_rd_atomic > s->prop.max_rd_atom) {
+        return rnic_cmd_err_param(c, "max_dest_rd_atomic",
+                                  a->max_dest_rd_atomic, s->prop.max_rd_atom);
+    }
+    if ((mask & A(PATH_MIG_STATE)) && a->sq_draining) {
+        /* sq_draining is output only; anything else there is a bug. */
+        return rnic_cmd_err_rsvd(c, "sq_draining");
+    }
+    if (mask & A(ALT_PATH)) {
+        trace_rnic_err_cmd_not_supp("MODIFY_QP alternate path");
+        return RNIC_CMD_ERR_NOT_SUPP;
+    }
+    return RNIC_CMD_OK;
+}
+
+static void apply_qp_attr(RnicQP *qp, const struct rnic_qp_attr *a,
+                          uint32_t mask)
+{
+    if (mask & A(EN_SQD_ASYNC)) {
+        qp->en_sqd_async_notify = a->en_sqd_async_notify;
+    }
+    if (mask & A(ACCESS_FLAGS)) {
+        qp->access_flags = le32_to_cpu(a->access_flags);
+    }
+    if (mask & A(PKEY_INDEX)) {
+        qp->pkey_index = le16_to_cpu(a->pkey_index);
+    }
+    if (mask & A(PORT)) {
+        qp->port_num = a->port_num;
+    }
+    if (mask & A(QKEY)) {
+        qp->qkey = le32_to_cpu(a->qkey);
+    }
+    if (mask & A(AV)) {
+        memcpy(qp->av.dgid, a->av.dgid, sizeof(qp->av.dgid));
+        memcpy(qp->av.dmac, a->av.dmac, sizeof(qp->av.dmac));
+        qp->av.sgid_index = a->av.sgid_index;
+        qp->av.hop_limit = a->av.hop_limit;
+        qp->av.flow_label = le32_to_cpu(a->av.flow_label);
+        qp->av.traffic_class = a->av.traffic_class;
+        qp->av.net_type = a->av.net_type;
+    }
+    if (mask & A(PATH_MTU)) {
+        qp->path_mtu = a->path_mtu;
+    }
+    if (mask & A(TIMEOUT)) {
+        qp->timeout = a->timeout;
+    }
+    if (mask & A(RETRY_CNT)) {
+        qp->retry_cnt = a->retry_cnt;
+    }
+    if (mask & A(RNR_RETRY)) {
+        qp->rnr_retry = a->rnr_retry;
+    }
+    if (mask & A(RQ_PSN)) {
+        qp->rq_psn = le32_to_cpu(a->rq_psn);
+    }
+    if (mask & A(MAX_QP_RD_ATOMIC)) {
+        qp->max_rd_atomic = a->max_rd_atomic;
+    }
+    if (mask & A(MIN_RNR_TIMER)) {
+        qp->min_rnr_timer = a->min_rnr_timer;
+    }
+    if (mask & A(SQ_PSN)) {
+        qp->sq_psn = le32_to_cpu(a->sq_psn);
+    }
+    if (mask & A(MAX_DEST_RD_ATOMIC)) {
+        qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
+    }
+    if (mask & A(DEST_QPN)) {
+        qp->dest_qpn = le32_to_cpu(a->dest_qpn);
+    }
+}
+
+uint8_t rnic_cmd_modify_qp(RnicCmdCtx *c)
+{
+    RnicState *s = c->s;
+    const struct rnic_cmd_modify_qp *m = &c->cmd->u.modify_qp;
+    const struct rnic_qp_attr *a = &m->attr;
+    uint32_t qpn = le32_to_cpu(m->qpn);
+    uint32_t mask = le32_to_cpu(m->attr_mask);
+    const RnicQpTrans *t;
+    uint8_t cur, next;
+    uint32_t req, opt;
+    RnicQP *qp;
+    uint8_t st;
+
+    if (a->rsvd_14 || a->rsvd_36 ||
+        !rnic_cmd_rsvd_zero(a->rsvd_92, sizeof(a->rsvd_92))) {
+        return rnic_cmd_err_rsvd(c, "qp_attr");
+    }
+    st = rnic_cmd_get_qp(c, qpn, &qp);
+    if (st) {
+        return st;
+    }
+    cur = qp->state;
+    if (mask & A(CUR_STATE)) {
+        if (a->cur_qp_state != cur) {
+            return rnic_cmd_err_state(c, "cur_qp_state does not match", qpn);
+        }
+    }
+    next = (mask & A(STATE)) ? a->qp_state : cur;
+    if (next > RNIC_QPS_ERR) {
+        return rnic_cmd_err_param(c, "qp_state", next, RNIC_QPS_ERR);
+    }
+    t = &rnic_qp_trans[cur][next];
+    if (!t->valid ||
+        (cur == RNIC_QPS_SQE && next == RNIC_QPS_RTS &&
+         qp->type == RNIC_QPT_RC)) {
+        trace_rnic_err_cmd_qp_trans(qpn, qps_str(cur), qps_str(next));
+        RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s not allowed", qpn, qps_str(cur),
+                       qps_str(next));
+        return RNIC_CMD_ERR_STATE;
+    }
+    req = t->req[qp->type];
+    opt = t->opt[qp->type];
+    if ((mask & req) != req) {
+        trace_rnic_err_cmd_qp_attr(qpn, qps_str(cur), qps_str(next), mask,
+                                   req, opt);
+        RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s misses attributes 0x%x", qpn,
+                       qps_str(cur), qps_str(next), req & ~mask);
+        return RNIC_CMD_ERR_PARAM;
+    }
+    if (mask & ~(req | opt | A(STATE))) {
+        trace_rnic_err_cmd_qp_attr(qpn, qps_str(cur), qps_str(next), mask,
+                                   req, opt);
+        RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s does not allow attributes 0x%x",
+                       qpn, qps_str(cur), qps_str(next),
+                       mask & ~(req | opt | A(STATE)));
+        return RNIC_CMD_ERR_PARAM;
+    }
+    st = check_qp_attr_values(c, qp, a, mask);
+    if (st) {
+        return st;
+    }
+
+    apply_qp_attr(qp, a, mask);
+    qp->state = next;
+    if (next == RNIC_QPS_RESET) {
+        /* The rings start over; the guest reuses them from index 0. */
+        qp->sq.pi = qp->sq.ci = 0;
+        qp->rq.pi = qp->rq.ci = 0;
+        rnic_qp_unschedule(s, qp);
+    }
+    trace_rnic_qp_modify(qpn, qps_str(cur), qps_str(next), mask);
+    rnic_tp_qp_modified(s, qp, cur, mask);
+    if (next == RNIC_QPS_ERR && cur != RNIC_QPS_ERR) {
+        rnic_tp_qp_flush(s, qp);
+    }
+    if (next != RNIC_QPS_RESET) {
+        /* New state may let queued WQEs move (or be flushed). */
+        rnic_qp_schedule(s, qp);
+    }
+    return RNIC_CMD_OK;
+}
+
+uint8_t rnic_cmd_query_qp(RnicCmdCtx *c)
+{
+    uint32_t qpn = le32_to_cpu(c->cmd->u.query.handle);
+    struct rnic_qp_attr a = {};
+    RnicQP *qp;
+    uint8_t st;
+
+    st = rnic_cmd_get_qp(c, qpn, &qp);
+    if (st) {
+        return st;
+    }
+    a.qp_state = qp->state;
+    a.cur_qp_state = qp->state;
+    a.path_mtu = qp->path_mtu;
+    a.timeout = qp->timeout;
+    a.retry_cnt = qp->retry_cnt;
+    a.rnr_retry = qp->rnr_retry;
+    a.min_rnr_timer = qp->min_rnr_timer;
+    a.max_rd_atomic = qp->max_rd_atomic;
+    a.max_dest_rd_atomic = qp->max_dest_rd_atomic;
+    a.sq_draining = qp->state == RNIC_QPS_SQD && qp->sq.ci != qp->sq.pi;
+    a.en_sqd_async_notify = qp->en_sqd_async_notify;
+    a.port_num = qp->port_num;
+    a.pkey_index = cpu_to_le16(qp->pkey_index);
+    a.qkey = cpu_to_le32(qp->qkey);
+    a.dest_qpn = cpu_to_le32(qp->dest_qpn);
+    a.rq_psn = cpu_to_le32(qp->rq_psn);
+    a.sq_psn = cpu_to_le32(qp->sq_psn);
+    a.access_flags = cpu_to_le32(qp->access_flags);
+    memcpy(a.av.dgid, qp->av.dgid, sizeof(a.av.dgid));
+    memcpy(a.av.dmac, qp->av.dmac, sizeof(a.av.dmac));
+    a.av.sgid_index = qp->av.sgid_index;
+    a.av.hop_limit = qp->av.hop_limit;
+    a.av.flow_label = cpu_to_le32(qp->av.flow_label);
+    a.av.traffic_class = qp->av.traffic_class;
+    a.av.net_type = qp->av.net_type;
+    a.max_send_wr = cpu_to_le32(1u << qp->sq.ring.log_size);
+    a.max_recv_wr = cpu_to_le32(qp->srqn ? 0 : 1u << qp->rq.ring.log_size);
+    a.max_send_sge = cpu_to_le32(qp->max_send_sge);
+    a.max_recv_sge = cpu_to_le32(qp->max_recv_sge);
+    a.max_inline = cpu_to_le32(qp->max_inline);
+    return rnic_cmd_write_out(c, &a, sizeof(a));
+}
+
+#undef A
+#undef PER_TYPE
