@@ -1,0 +1,579 @@
+/*
+ * rnic: doorbells, CQ and EQ posting, interrupts and the bottom half
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Doorbells only record indices and schedule the bottom half; all ring
+ * processing happens there, within a budget, so no guest write can keep
+ * the main loop busy for long.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bswap.h"
+#include "hw/pci/msix.h"
+#include "rnic.h"
+#include "trace.h"
+
+/* WQEs or packets one QP may handle per bottom-half run. */
+#define RNIC_QP_BUDGET          64
+/* Loopback frames delivered per bottom-half run. */
+#define RNIC_LOOP_BUDGET        256
+
+static const char *const rnic_eqe_names[] = {
+    [RNIC_EQE_COMP] = "COMP",
+    [RNIC_EQE_CQ_ERR] = "CQ_ERR",
+    [RNIC_EQE_QP_FATAL] = "QP_FATAL",
+    [RNIC_EQE_QP_REQ_ERR] = "QP_REQ_ERR",
+    [RNIC_EQE_QP_ACCESS_ERR] = "QP_ACCESS_ERR",
+    [RNIC_EQE_COMM_EST] = "COMM_EST",
+    [RNIC_EQE_SQ_DRAINED] = "SQ_DRAINED",
+    [RNIC_EQE_QP_LAST_WQE] = "QP_LAST_WQE",
+    [RNIC_EQE_SRQ_LIMIT] = "SRQ_LIMIT",
+    [RNIC_EQE_PORT_ACTIVE] = "PORT_ACTIVE",
+    [RNIC_EQE_PORT_DOWN] = "PORT_DOWN",
+    [RNIC_EQE_EQ_OVERFLOW] = "EQ_OVERFLOW",
+};
+
+static const char *eqe_str(uint8_t type)
+{
+    if (type < ARRAY_SIZE(rnic_eqe_names) && rnic_eqe_names[type]) {
+        return rnic_eqe_names[type];
+    }
+    return "?";
+}
+
+/* ---- interrupts ---- */
+
+void rnic_irq(RnicState *s, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (vector >= s->prop.msix_vectors || !msix_enabled(pdev)) {
+        trace_rnic_irq_skipped(vector);
+        return;
+    }
+    trace_rnic_irq(vector);
+    msix_notify(pdev, vector);
+}
+
+/* ---- event queues ---- */
+
+static uint8_t rnic_owner_bit(uint32_t idx, uint32_t log_size)
+{
+    return !((idx >> log_size) & 1);
+}
+
+/* Writes one EQE if there is room; false when the EQ is full or broken. */
+static bool rnic_eq_write(RnicState *s, RnicEQ *eq, uint8_t type,
+                          uint32_t obj, uint32_t data)
+{
+    uint32_t size = 1u << eq->ring.log_size;
+    struct rnic_eqe e = {};
+
+    if (eq->pi - eq->ci >= size) {
+        return false;
+    }
+    e.type = type;
+    e.obj = cpu_to_le32(obj);
+    e.data = cpu_to_le32(data);
+    if (!rnic_ring_write(s, &eq->ring, eq->pi, 0, &e,
+                         offsetof(struct rnic_eqe, owner))) {
+        trace_rnic_err_dma(rnic_ring_entry(&eq->ring, eq->pi), sizeof(e));
+        return false;
+    }
+    e.owner = rnic_owner_bit(eq->pi, eq->ring.log_size);
+    if (!rnic_ring_write(s, &eq->ring, eq->pi,
+                         offsetof(struct rnic_eqe, owner), &e.owner, 1)) {
+        return false;
+    }
+    eq->pi++;
+    if (eq->armed) {
+        eq->armed = false;
+        rnic_irq(s, eq->vector);
+    }
+    return true;
+}
+
+void rnic_eq_post(RnicState *s, uint32_t eqn, uint8_t type, uint32_t obj,
+                  uint32_t data)
+{
+    RnicEQ *eq;
+
+    if (!s->eq || eqn >= s->prop.max_eq || !s->eq[eqn].valid) {
+        trace_rnic_eq_post_dropped(eqn, eqe_str(type), obj);
+        return;
+    }
+    eq = &s->eq[eqn];
+    trace_rnic_eq_post(eqn, eqe_str(type), obj, data, eq->pi);
+    if (!rnic_eq_write(s, eq, type, obj, data)) {
+        /* Counted; reported by an EQ_OVERFLOW EQE once there is room. */
+        eq->lost++;
+        trace_rnic_eq_overflow(eqn, eq->lost);
+    }
+}
+
+/* Reports lost events once the guest has made room. */
+static void rnic_eq_report_lost(RnicState *s, uint32_t eqn)
+{
+    RnicEQ *eq = &s->eq[eqn];
+    RnicEQ *eq0 = &s->eq[0];
+
+    if (!eq->lost || !eq0->valid) {
+        return;
+    }
+    if (rnic_eq_write(s, eq0, RNIC_EQE_EQ_OVERFLOW, eqn, eq->lost)) {
+        eq->lost = 0;
+    }
+}
+
+/* ---- completion queues ---- */
+
+/* Re-reads the consumer's index from the dbrec page; true if room now. */
+static bool rnic_cq_refresh_ci(RnicState *s, RnicCQ *cq)
+{
+    uint32_t size = 1u << cq->ring.log_size;
+    struct rnic_cq_dbrec rec;
+    uint32_t ci;
+
+    if (!cq->ring.pbl.npages ||
+        pci_dma_read(PCI_DEVICE(s), cq->ring.pbl.pages[0], &rec,
+                     sizeof(rec)) != MEMTX_OK) {
+        return false;
+    }
+    ci = le32_to_cpu(rec.ci);
+    /* Only an index within [pi - size, pi] is believable. */
+    if (cq->pi - ci <= size) {
+        cq->ci = ci;
+    }
+    return cq->pi - cq->ci < size;
+}
+
+static void rnic_cq_event(RnicState *s, RnicCQ *cq, uint32_t cqn)
+{
+    cq->armed = false;
+    cq->armed_solicited = false;
+    rnic_eq_post(s, cq->eqn, RNIC_EQE_COMP, cqn, 0);
+}
+
+static void rnic_cq_overrun(RnicState *s, RnicCQ *cq, uint32_t cqn)
+{
+    cq->overrun = true;
+    trace_rnic_cq_overrun(cqn, cq->pi, cq->ci);
+    RNIC_GUEST_ERR(s, "CQ 0x%x overrun", cqn);
+    rnic_eq_post(s, 0, RNIC_EQE_CQ_ERR, cqn, 0);
+    /* The QPs go to ERR from the bottom half, not in the middle of a post. */
+    s->overrun_sweep = true;
+    rnic_schedule(s);
+}
+
+bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
+{
+    RnicCQ *cq = rnic_cq_get(s, cqn);
+    struct rnic_cqe e;
+    uint32_t size;
+    uint8_t owner;
+
+    if (!cq) {
+        trace_rnic_cq_post_dropped(cqn, "no such CQ");
+        return false;
+    }
+    if (cq->overrun) {
+        trace_rnic_cq_post_dropped(cqn, "overrun");
+        return false;
+    }
+    size = 1u << cq->ring.log_size;
+    if (cq->pi - cq->ci >= size && !rnic_cq_refresh_ci(s, cq)) {
+        rnic_cq_overrun(s, cq, cqn);
+        return false;
+    }
+
+    e = *in;
+    e.wr_id = cpu_to_le64(in->wr_id);
+    e.qpn = cpu_to_le32(in->qpn);
+    e.byte_len = cpu_to_le32(in->byte_len);
+    e.imm_inv = cpu_to_le32(in->imm_inv);
+    e.src_qp = cpu_to_le32(in->src_qp);
+    e.wqe_idx = cpu_to_le16(in->wqe_idx);
+    e.owner = 0;
+    if (!rnic_ring_write(s, &cq->ring, cq->pi, 0, &e,
+                         offsetof(struct rnic_cqe, owner))) {
+        trace_rnic_err_dma(rnic_ring_entry(&cq->ring, cq->pi), sizeof(e));
+        rnic_cq_overrun(s, cq, cqn);
+        return false;
+    }
+    owner = rnic_owner_bit(cq->pi, cq->ring.log_size);
+    if (!rnic_ring_write(s, &cq->ring, cq->pi,
+                         offsetof(struct rnic_cqe, owner), &owner, 1)) {
+        rnic_cq_overrun(s, cq, cqn);
+        return false;
+    }
+    trace_rnic_cq_post(cqn, cq->pi, in->qpn, in->opcode, in->status,
+                       in->wqe_idx);
+    cq->pi++;
+    if (in->status != RNIC_WC_SUCCESS) {
+        s->cnt[RNIC_CNT_CQE_ERR]++;
+    }
+    if (cq->armed &&
+        (!cq->armed_solicited || (in->flags & RNIC_CQE_SOLICITED) ||
+         in->status != RNIC_WC_SUCCESS)) {
+        rnic_cq_event(s, cq, cqn);
+    }
+    return true;
+}
+
+/* Moves every QP of an overrun CQ to ERR (from the bottom half). */
+static void rnic_overrun_sweep(RnicState *s)
+{
+    uint32_t i;
+
+    s->overrun_sweep = false;
+    for (i = 1; i <= s->prop.max_qp + 1; i++) {
+        RnicQP *qp = s->qp[i];
+        RnicCQ *scq, *rcq;
+
+        if (!qp) {
+            continue;
+        }
+        scq = rnic_cq_get(s, qp->send_cqn);
+        rcq = rnic_cq_get(s, qp->recv_cqn);
+        if ((scq && scq->overrun) || (rcq && rcq->overrun)) {
+            rnic_qp_fatal(s, qp, RNIC_EQE_QP_FATAL);
+        }
+    }
+}
+
+/* ---- QPs ---- */
+
+void rnic_qp_fatal(RnicState *s, RnicQP *qp, uint8_t eqe_type)
+{
+    uint8_t old = qp->state;
+
+    /* A QP in RESET has nothing to flush; one in ERR was flushed already. */
+    if (old == RNIC_QPS_ERR || old == RNIC_QPS_RESET) {
+        return;
+    }
+    trace_rnic_qp_fatal(qp->qpn, old, eqe_str(eqe_type));
+    qp->state = RNIC_QPS_ERR;
+    rnic_tp_qp_modified(s, qp, old, RNIC_QP_ATTR_STATE);
+    rnic_tp_qp_flush(s, qp);
+    if (eqe_type) {
+        rnic_eq_post(s, 0, eqe_type, qp->qpn, 0);
+    }
+    rnic_qp_schedule(s, qp);
+}
+
+void rnic_qp_schedule(RnicState *s, RnicQP *qp)
+{
+    if (!qp->scheduled) {
+        qp->scheduled = true;
+        QTAILQ_INSERT_TAIL(&s->work_list, qp, work_next);
+    }
+    qemu_bh_schedule(s->bh);
+}
+
+void rnic_schedule(RnicState *s)
+{
+    qemu_bh_schedule(s->bh);
+}
+
+/* ---- doorbells (BAR2) ---- */
+
+/*
+ * SQ/RQ/SRQ producer indices carry 16 significant bits; widen them
+ * against the device's free-running consumer index.
+ */
+static bool rnic_wq_doorbell(RnicState *s, const char *what, uint32_t qn,
+                             RnicWq *wq, uint32_t idx)
+{
+    uint32_t size = 1u << wq->ring.log_size;
+    uint16_t delta = (uint16_t)(idx - wq->ci);
+    uint16_t cur = (uint16_t)(wq->pi - wq->ci);
+
+    if (delta > size) {
+        trace_rnic_err_db_index(what, qn, idx, wq->ci, size);
+        RNIC_GUEST_ERR(s, "%s 0x%x doorbell %u: more than %u WQEs past %u",
+                       what, qn, idx, size, wq->ci);
+        return false;
+    }
+    if (delta < cur) {
+        trace_rnic_err_db_backwards(what, qn, idx, wq->pi);
+        RNIC_GUEST_ERR(s, "%s 0x%x doorbell %u behind %u", what, qn, idx,
+                       wq->pi);
+        return false;
+    }
+    wq->pi = wq->ci + delta;
+    trace_rnic_db_wq(what, qn, wq->pi);
+    return true;
+}
+
+static RnicQP *rnic_db_qp(RnicState *s, uint16_t uctx, uint32_t qn)
+{
+    RnicQP *qp = rnic_qp_get(s, qn);
+
+    if (!qp) {
+        trace_rnic_err_db_handle("QP", qn, uctx);
+        RNIC_GUEST_ERR(s, "doorbell for QP 0x%x that does not exist", qn);
+        return NULL;
+    }
+    if (qp->uctx != uctx) {
+        trace_rnic_err_db_owner("QP", qn, qp->uctx, uctx);
+        RNIC_GUEST_ERR(s, "doorbell page %u rang QP 0x%x of context %u",
+                       uctx, qn, qp->uctx);
+        return NULL;
+    }
+    return qp;
+}
+
+static void rnic_db_sq_rq(RnicState *s, uint16_t uctx, uint32_t qn,
+                          uint32_t idx, bool sq)
+{
+    RnicQP *qp = rnic_db_qp(s, uctx, qn);
+
+    if (!qp) {
+        return;
+    }
+    if (!sq && qp->srqn) {
+        trace_rnic_err_db_handle("RQ of an SRQ QP", qn, uctx);
+        RNIC_GUEST_ERR(s, "RQ doorbell for QP 0x%x which uses an SRQ", qn);
+        return;
+    }
+    if (qp->state == RNIC_QPS_RESET) {
+        trace_rnic_err_db_state(qn, qp->state);
+        RNIC_GUEST_ERR(s, "doorbell for QP 0x%x in RESET", qn);
+        return;
+    }
+    if (rnic_wq_doorbell(s, sq ? "SQ" : "RQ", qn, sq ? &qp->sq : &qp->rq,
+                         idx)) {
+        rnic_qp_schedule(s, qp);
+    }
+}
+
+static void rnic_db_srq(RnicState *s, uint16_t uctx, uint32_t qn, uint32_t idx)
+{
+    RnicSRQ *srq = rnic_srq_get(s, qn);
+    uint32_t i;
+
+    if (!srq) {
+        trace_rnic_err_db_handle("SRQ", qn, uctx);
+        RNIC_GUEST_ERR(s, "doorbell for SRQ 0x%x that does not exist", qn);
+        return;
+    }
+    if (srq->uctx != uctx) {
+        trace_rnic_err_db_owner("SRQ", qn, srq->uctx, uctx);
+        RNIC_GUEST_ERR(s, "doorbell page %u rang SRQ 0x%x of context %u",
+                       uctx, qn, srq->uctx);
+        return;
+    }
+    if (!rnic_wq_doorbell(s, "SRQ", qn, &srq->wq, idx)) {
+        return;
+    }
+    /* QPs waiting for receive WQEs (RNR) may proceed now. */
+    for (i = 1; i <= s->prop.max_qp + 1; i++) {
+        RnicQP *qp = s->qp[i];
+
+        if (qp && qp->srqn == qn && qp->state != RNIC_QPS_RESET) {
+            rnic_qp_schedule(s, qp);
+        }
+    }
+}
+
+static void rnic_db_cq(RnicState *s, uint16_t uctx, uint32_t qn, uint64_t val)
+{
+    RnicCQ *cq = rnic_cq_get(s, qn);
+    uint32_t ci = val >> 32;
+
+    if (!cq) {
+        trace_rnic_err_db_handle("CQ", qn, uctx);
+        RNIC_GUEST_ERR(s, "doorbell for CQ 0x%x that does not exist", qn);
+        return;
+    }
+    if (cq->uctx != uctx) {
+        trace_rnic_err_db_owner("CQ", qn, cq->uctx, uctx);
+        RNIC_GUEST_ERR(s, "doorbell page %u rang CQ 0x%x of context %u",
+                       uctx, qn, cq->uctx);
+        return;
+    }
+    if (cq->pi - ci > (1u << cq->ring.log_size)) {
+        trace_rnic_err_db_index("CQ", qn, ci, cq->pi,
+                                1u << cq->ring.log_size);
+        RNIC_GUEST_ERR(s, "CQ 0x%x doorbell ci %u not within pi %u", qn, ci,
+                       cq->pi);
+        return;
+    }
+    cq->ci = ci;
+    trace_rnic_db_cq(qn, ci, !!(val & RNIC_DB_ARM),
+                     !!(val & RNIC_DB_ARM_SOLICITED));
+    if (val & (RNIC_DB_ARM | RNIC_DB_ARM_SOLICITED)) {
+        cq->armed = true;
+        cq->armed_solicited = !(val & RNIC_DB_ARM) &&
+                              (val & RNIC_DB_ARM_SOLICITED);
+        /*
+         * CQEs the consumer has not seen yet: fire now rather than lose
+         * the wake-up (possibly spurious for a solicited-only arm).
+         */
+        if (cq->pi != cq->ci) {
+            rnic_cq_event(s, cq, qn);
+        }
+    }
+}
+
+static void rnic_db_eq(RnicState *s, uint16_t uctx, uint32_t qn, uint64_t val)
+{
+    uint32_t ci = val >> 32;
+    RnicEQ *eq;
+
+    if (uctx != 0) {
+        trace_rnic_err_db_owner("EQ", qn, 0, uctx);
+        RNIC_GUEST_ERR(s, "EQ doorbell on user page %u", uctx);
+        return;
+    }
+    if (qn >= s->prop.max_eq || !s->eq[qn].valid) {
+        trace_rnic_err_db_handle("EQ", qn, uctx);
+        RNIC_GUEST_ERR(s, "doorbell for EQ 0x%x that does not exist", qn);
+        return;
+    }
+    eq = &s->eq[qn];
+    if (eq->pi - ci > (1u << eq->ring.log_size)) {
+        trace_rnic_err_db_index("EQ", qn, ci, eq->pi,
+                                1u << eq->ring.log_size);
+        RNIC_GUEST_ERR(s, "EQ 0x%x doorbell ci %u not within pi %u", qn, ci,
+                       eq->pi);
+        return;
+    }
+    eq->ci = ci;
+    trace_rnic_db_eq(qn, ci, !!(val & RNIC_DB_ARM));
+    if (val & RNIC_DB_ARM) {
+        eq->armed = true;
+    }
+    rnic_eq_report_lost(s, qn);
+    if (qn != 0) {
+        rnic_eq_report_lost(s, 0);
+    }
+    if (eq->armed && eq->pi != eq->ci) {
+        eq->armed = false;
+        rnic_irq(s, eq->vector);
+    }
+}
+
+static uint64_t rnic_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    trace_rnic_ub_db_read(addr, size);
+    return 0;
+}
+
+static void rnic_db_write(void *opaque, hwaddr addr, uint64_t val,
+                          unsigned size)
+{
+    RnicState *s = opaque;
+    uint32_t page = addr / RNIC_DB_PAGE_SIZE;
+    uint32_t off = addr % RNIC_DB_PAGE_SIZE;
+    uint32_t qn = val & RNIC_DB_QN_MASK;
+    uint16_t uctx;
+
+    if (size != 8 || (addr & 7)) {
+        trace_rnic_ub_db_width(addr, size);
+        RNIC_GUEST_ERR(s, "%u-byte doorbell write at 0x%" HWADDR_PRIx, size,
+                       addr);
+        return;
+    }
+    if (!(s->status & RNIC_STATUS_READY)) {
+        trace_rnic_err_db_not_ready(addr, val);
+        RNIC_GUEST_ERR(s, "doorbell while the device is not ready");
+        return;
+    }
+    if (page > s->prop.max_uctx ||
+        (page != RNIC_DB_PAGE_KERNEL && !s->uctx[page].valid)) {
+        trace_rnic_err_db_page(page);
+        RNIC_GUEST_ERR(s, "doorbell on page %u with no context", page);
+        return;
+    }
+    uctx = page;
+    trace_rnic_db(page, off, val);
+
+    switch (off) {
+    case RNIC_DB_SQ:
+        rnic_db_sq_rq(s, uctx, qn, val >> 32, true);
+        break;
+    case RNIC_DB_RQ:
+        rnic_db_sq_rq(s, uctx, qn, val >> 32, false);
+        break;
+    case RNIC_DB_CQ:
+        rnic_db_cq(s, uctx, qn, val);
+        break;
+    case RNIC_DB_SRQ:
+        rnic_db_srq(s, uctx, qn, val >> 32);
+        break;
+    case RNIC_DB_EQ:
+        rnic_db_eq(s, uctx, qn, val);
+        break;
+    default:
+        trace_rnic_ub_db_offset(page, off);
+        RNIC_GUEST_ERR(s, "doorbell at unknown offset 0x%x", off);
+        break;
+    }
+}
+
+const MemoryRegionOps rnic_db_ops = {
+    .read = rnic_db_read,
+    .write = rnic_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+};
+
+/* ---- bottom half ---- */
+
+void rnic_bh(void *opaque)
+{
+    RnicState *s = opaque;
+    bool again = false;
+    int loop_budget = RNIC_LOOP_BUDGET;
+    unsigned n;
+
+    if (s->cmd_pending) {
+        rnic_cmdq_run(s);
+    }
+    if (s->overrun_sweep) {
+        rnic_overrun_sweep(s);
+    }
+
+    /* Only the QPs queued now: ones re-queued below wait for the next run. */
+    n = 0;
+    {
+        RnicQP *qp;
+
+        QTAILQ_FOREACH(qp, &s->work_list, work_next) {
+            n++;
+        }
+    }
+    while (n-- && !QTAILQ_EMPTY(&s->work_list)) {
+        RnicQP *qp = QTAILQ_FIRST(&s->work_list);
+        int budget = RNIC_QP_BUDGET;
+
+        QTAILQ_REMOVE(&s->work_list, qp, work_next);
+        qp->scheduled = false;
+        rnic_tp_qp_run(s, qp, &budget);
+        if (budget <= 0 && !qp->scheduled) {
+            qp->scheduled = true;
+            QTAILQ_INSERT_TAIL(&s->work_list, qp, work_next);
+        }
+    }
+
+    rnic_net_loop_run(s, &loop_budget);
+    rnic_net_tx_run(s);
+
+    again = !QTAILQ_EMPTY(&s->work_list) || rnic_net_loop_pending(s) ||
+            s->cmd_pending || s->overrun_sweep;
+    if (again) {
+        qemu_bh_schedule(s->bh);
+    }
+}
