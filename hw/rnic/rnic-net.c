@@ -1,0 +1,383 @@
+/*
+ * rnic: netdev path -- classification, loopback, loss injection and the
+ * Ethernet function's descriptor rings
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * One netdev carries both functions.  Frames that are RoCEv2 for one of
+ * our GIDs go to the transport and never to the Ethernet ring; every
+ * other frame is the Ethernet driver's.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bswap.h"
+#include "net/net.h"
+#include "rnic.h"
+#include "rnic-wire.h"
+#include "trace.h"
+
+/* Bounds the host memory a guest can pin in the loopback queue. */
+#define RNIC_LOOP_MAX_FRAMES    1024
+/* Any non-zero start for the loss PRNG when loss-seed is 0. */
+#define RNIC_LOSS_SEED_DEFAULT  0x2545f491u
+
+struct RnicLoopFrame {
+    QSIMPLEQ_ENTRY(RnicLoopFrame) next;
+    size_t len;
+    uint8_t data[];
+};
+
+/* ---- classification ---- */
+
+static bool rnic_mac_is_ours(RnicState *s, const uint8_t *mac)
+{
+    return !memcmp(mac, s->conf.macaddr.a, RNIC_ETH_ALEN);
+}
+
+/*
+ * True for IPv4/IPv6 UDP to port 4791 whose destination IP is one of our
+ * valid GIDs.  Only the headers needed to decide are looked at; the
+ * transport parses and checks the whole frame.
+ */
+static bool rnic_net_roce_for_us(RnicState *s, const uint8_t *buf, size_t len)
+{
+    size_t off = RNIC_ETH_HLEN;
+    uint16_t type;
+    const uint8_t *ip, *udp;
+    uint8_t dst[16];
+
+    if (len < RNIC_ETH_HLEN) {
+        return false;
+    }
+    type = rnic_ld16be(buf + 12);
+    if (type == RNIC_ETHERTYPE_VLAN) {
+        if (len < RNIC_ETH_HLEN + RNIC_VLAN_HLEN) {
+            return false;
+        }
+        type = rnic_ld16be(buf + 16);
+        off += RNIC_VLAN_HLEN;
+    }
+    ip = buf + off;
+    if (type == RNIC_ETHERTYPE_IPV4) {
+        size_t ihl;
+
+        if (len < off + RNIC_IPV4_HLEN || (ip[0] >> 4) != 4) {
+            return false;
+        }
+        ihl = (ip[0] & 0xf) * 4;
+        /* Fragments (MF set or an offset) are never RoCE. */
+        if (ihl < RNIC_IPV4_HLEN || len < off + ihl + RNIC_UDP_HLEN ||
+            ip[9] != RNIC_IPPROTO_UDP || (rnic_ld16be(ip + 6) & 0x3fff)) {
+            return false;
+        }
+        rnic_ipv4_to_mapped(rnic_ld32be(ip + 16), dst);
+        udp = ip + ihl;
+    } else if (type == RNIC_ETHERTYPE_IPV6) {
+        if (len < off + RNIC_IPV6_HLEN + RNIC_UDP_HLEN || (ip[0] >> 4) != 6 ||
+            ip[6] != RNIC_IPPROTO_UDP) {
+            return false;
+        }
+        memcpy(dst, ip + 24, sizeof(dst));
+        udp = ip + RNIC_IPV6_HLEN;
+    } else {
+        return false;
+    }
+    if (rnic_ld16be(udp + 2) != RNIC_ROCE_UDP_PORT) {
+        return false;
+    }
+    return rnic_gid_find(s, dst) >= 0;
+}
+
+/* ---- Ethernet RX ring ---- */
+
+static bool rnic_net_ring_ok(uint64_t base, uint32_t log_size)
+{
+    return log_size >= 1 && log_size <= RNIC_NET_MAX_LOG_SIZE &&
+           !(base & (sizeof(struct rnic_net_desc) - 1)) &&
+           base <= UINT64_MAX - (sizeof(struct rnic_net_desc) << log_size);
+}
+
+static uint64_t rnic_net_desc_addr(uint64_t base, uint32_t log_size,
+                                   uint32_t idx)
+{
+    return base + sizeof(struct rnic_net_desc) *
+           (uint64_t)(idx & ((1u << log_size) - 1));
+}
+
+/* Writes len then status, so DONE is the last thing the driver sees. */
+static void rnic_net_desc_complete(RnicState *s, uint64_t daddr, uint16_t len,
+                                   uint8_t status, bool set_len)
+{
+    uint16_t len_le = cpu_to_le16(len);
+
+    if (set_len) {
+        pci_dma_write(PCI_DEVICE(s),
+                      daddr + offsetof(struct rnic_net_desc, len),
+                      &len_le, sizeof(len_le));
+    }
+    pci_dma_write(PCI_DEVICE(s),
+                  daddr + offsetof(struct rnic_net_desc, status),
+                  &status, 1);
+}
+
+static void rnic_net_eth_irq(RnicState *s)
+{
+    if (!(s->net_irq_mask & 1)) {
+        rnic_irq(s, s->net_vector);
+    }
+}
+
+static void rnic_net_rx_eth(RnicState *s, const uint8_t *buf, size_t len)
+{
+    struct rnic_net_desc d;
+    uint64_t daddr;
+    uint8_t status = RNIC_NET_DESC_DONE;
+
+    if (!(s->net_ctrl & RNIC_NET_CTRL_RX_EN) ||
+        !rnic_net_ring_ok(s->rxq_base, s->rxq_log_size) ||
+        s->rxq_ci == s->rxq_pi) {
+        s->cnt[RNIC_CNT_ETH_RX_DROPPED]++;
+        trace_rnic_net_rx_eth_drop(len, s->rxq_ci, s->rxq_pi);
+        return;
+    }
+    daddr = rnic_net_desc_addr(s->rxq_base, s->rxq_log_size, s->rxq_ci);
+    s->rxq_ci++;
+    if (pci_dma_read(PCI_DEVICE(s), daddr, &d, sizeof(d)) != MEMTX_OK) {
+        trace_rnic_err_dma(daddr, sizeof(d));
+        RNIC_GUEST_ERR(s, "RX descriptor at 0x%" PRIx64 " not readable",
+                       daddr);
+        s->cnt[RNIC_CNT_ETH_RX_DROPPED]++;
+        return;
+    }
+    if (len > le16_to_cpu(d.buf_len)) {
+        trace_rnic_err_net_rx_buf(len, le16_to_cpu(d.buf_len));
+        RNIC_GUEST_ERR(s, "RX buffer of %u bytes for a %zu-byte frame",
+                       le16_to_cpu(d.buf_len), len);
+        status |= RNIC_NET_DESC_ERR;
+        len = 0;
+    } else if (pci_dma_write(PCI_DEVICE(s), le64_to_cpu(d.addr), buf, len)
+               != MEMTX_OK) {
+        trace_rnic_err_dma(le64_to_cpu(d.addr), len);
+        RNIC_GUEST_ERR(s, "RX buffer at 0x%" PRIx64 " not writable",
+                       (uint64_t)le64_to_cpu(d.addr));
+        status |= RNIC_NET_DESC_ERR;
+        len = 0;
+    }
+    rnic_net_desc_complete(s, daddr, len, status, true);
+    if (status & RNIC_NET_DESC_ERR) {
+        s->cnt[RNIC_CNT_ETH_RX_DROPPED]++;
+    } else {
+        s->cnt[RNIC_CNT_ETH_RX_PKTS]++;
+    }
+    trace_rnic_net_rx_eth(len, s->rxq_ci - 1, status);
+    rnic_net_eth_irq(s);
+}
+
+bool rnic_net_can_receive(NetClientState *nc)
+{
+    /* Frames without a descriptor are dropped; RoCE never waits on it. */
+    return true;
+}
+
+ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
+{
+    RnicState *s = qemu_get_nic_opaque(nc);
+    bool ours, group;
+
+    if (len < RNIC_ETH_HLEN) {
+        trace_rnic_net_rx_runt(len);
+        return len;
+    }
+    ours = rnic_mac_is_ours(s, buf);
+    group = buf[0] & 1;
+    if ((ours || group) && rnic_net_roce_for_us(s, buf, len)) {
+        trace_rnic_net_rx_roce(len);
+        rnic_tp_rx(s, buf, len);
+        return len;
+    }
+    /* No multicast filter table: every group frame is accepted. */
+    if (!ours && !group && !(s->net_ctrl & RNIC_NET_CTRL_PROMISC)) {
+        trace_rnic_net_rx_filtered(len);
+        return len;
+    }
+    rnic_net_rx_eth(s, buf, len);
+    return len;
+}
+
+/* ---- RoCE egress: loss, loopback, netdev ---- */
+
+static bool rnic_loss_drop(RnicState *s)
+{
+    uint32_t x;
+
+    if (!s->prop.loss) {
+        return false;
+    }
+    /* xorshift32: cheap, and the same seed gives the same drops. */
+    x = s->loss_state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    s->loss_state = x;
+    return x % 100 < s->prop.loss;
+}
+
+void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
+{
+    RnicLoopFrame *f;
+
+    if (len < RNIC_ETH_HLEN || len > RNIC_NET_MAX_FRAME) {
+        trace_rnic_net_tx_roce_bad_len(len);
+        return;
+    }
+    /* Lost frames count as sent: the loss happens "on the wire". */
+    s->cnt[RNIC_CNT_TX_PKTS]++;
+    s->cnt[RNIC_CNT_TX_BYTES] += len;
+    if (rnic_loss_drop(s)) {
+        s->cnt[RNIC_CNT_TX_LOSS_INJECTED]++;
+        trace_rnic_net_tx_roce_lost(len);
+        return;
+    }
+    if (!rnic_mac_is_ours(s, frame)) {
+        trace_rnic_net_tx_roce(len);
+        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+        return;
+    }
+    /*
+     * To ourselves: queue it for the bottom half, so that a reply sent
+     * while handling a looped frame cannot recurse into the receive path.
+     */
+    if (s->loop_len >= RNIC_LOOP_MAX_FRAMES) {
+        s->cnt[RNIC_CNT_RX_DROPPED]++;
+        trace_rnic_net_loop_full(len);
+        return;
+    }
+    f = g_try_malloc(sizeof(*f) + len);
+    if (!f) {
+        s->cnt[RNIC_CNT_RX_DROPPED]++;
+        return;
+    }
+    f->len = len;
+    memcpy(f->data, frame, len);
+    QSIMPLEQ_INSERT_TAIL(&s->loop_q, f, next);
+    s->loop_len++;
+    trace_rnic_net_loop_queued(len, s->loop_len);
+    rnic_schedule(s);
+}
+
+bool rnic_net_loop_pending(RnicState *s)
+{
+    return !QSIMPLEQ_EMPTY(&s->loop_q);
+}
+
+void rnic_net_loop_run(RnicState *s, int *budget)
+{
+    while (*budget > 0 && !QSIMPLEQ_EMPTY(&s->loop_q)) {
+        RnicLoopFrame *f = QSIMPLEQ_FIRST(&s->loop_q);
+
+        QSIMPLEQ_REMOVE_HEAD(&s->loop_q, next);
+        s->loop_len--;
+        (*budget)--;
+        if (rnic_net_roce_for_us(s, f->data, f->len)) {
+            s->cnt[RNIC_CNT_LOOPBACK_PKTS]++;
+            trace_rnic_net_loop_deliver(f->len);
+            rnic_tp_rx(s, f->data, f->len);
+        } else {
+            s->cnt[RNIC_CNT_RX_DROPPED]++;
+            trace_rnic_net_loop_drop(f->len);
+        }
+        g_free(f);
+    }
+}
+
+/* ---- Ethernet TX ring ---- */
+
+void rnic_net_tx_run(RnicState *s)
+{
+    bool sent = false;
+    uint32_t budget;
+
+    if (!(s->net_ctrl & RNIC_NET_CTRL_TX_EN) ||
+        !rnic_net_ring_ok(s->txq_base, s->txq_log_size)) {
+        return;
+    }
+    /* The doorbell kept PI within one ring of CI. */
+    budget = 1u << s->txq_log_size;
+    while (s->txq_ci != s->txq_pi && budget--) {
+        uint64_t daddr = rnic_net_desc_addr(s->txq_base, s->txq_log_size,
+                                            s->txq_ci);
+        uint8_t status = RNIC_NET_DESC_DONE;
+        struct rnic_net_desc d;
+        uint16_t len;
+
+        s->txq_ci++;
+        sent = true;
+        if (pci_dma_read(PCI_DEVICE(s), daddr, &d, sizeof(d)) != MEMTX_OK) {
+            trace_rnic_err_dma(daddr, sizeof(d));
+            RNIC_GUEST_ERR(s, "TX descriptor at 0x%" PRIx64 " not readable",
+                           daddr);
+            continue;
+        }
+        len = le16_to_cpu(d.len);
+        if (len < RNIC_ETH_HLEN || len > RNIC_NET_MAX_FRAME) {
+            trace_rnic_err_net_tx_len(len);
+            RNIC_GUEST_ERR(s, "TX frame of %u bytes", len);
+            status |= RNIC_NET_DESC_ERR;
+        } else {
+            g_autofree uint8_t *buf = g_malloc(len);
+
+            if (pci_dma_read(PCI_DEVICE(s), le64_to_cpu(d.addr), buf, len)
+                != MEMTX_OK) {
+                trace_rnic_err_dma(le64_to_cpu(d.addr), len);
+                RNIC_GUEST_ERR(s, "TX buffer at 0x%" PRIx64 " not readable",
+                               (uint64_t)le64_to_cpu(d.addr));
+                status |= RNIC_NET_DESC_ERR;
+            } else {
+                trace_rnic_net_tx_eth(len, s->txq_ci - 1);
+                qemu_send_packet(qemu_get_queue(s->nic), buf, len);
+                s->cnt[RNIC_CNT_ETH_TX_PKTS]++;
+            }
+        }
+        rnic_net_desc_complete(s, daddr, 0, status, false);
+    }
+    if (sent) {
+        rnic_net_eth_irq(s);
+    }
+}
+
+/* ---- link and reset ---- */
+
+void rnic_net_link_status_changed(NetClientState *nc)
+{
+    RnicState *s = qemu_get_nic_opaque(nc);
+    bool up = !nc->link_down;
+
+    if (up == s->link_up) {
+        return;
+    }
+    s->link_up = up;
+    if (up) {
+        s->status |= RNIC_STATUS_LINK_UP;
+    } else {
+        s->status &= ~RNIC_STATUS_LINK_UP;
+    }
+    trace_rnic_net_link(up);
+    if (s->eq && s->eq[0].valid) {
+        rnic_eq_post(s, 0, up ? RNIC_EQE_PORT_ACTIVE : RNIC_EQE_PORT_DOWN,
+                     1, 0);
+    }
+}
+
+void rnic_net_reset(RnicState *s)
+{
+    while (!QSIMPLEQ_EMPTY(&s->loop_q)) {
+        RnicLoopFrame *f = QSIMPLEQ_FIRST(&s->loop_q);
+
+        QSIMPLEQ_REMOVE_HEAD(&s->loop_q, next);
+        g_free(f);
+    }
+    s->loop_len = 0;
+    s->loss_state = s->prop.loss_seed ? s->prop.loss_seed :
+                    RNIC_LOSS_SEED_DEFAULT;
+}

@@ -1,0 +1,298 @@
+/*
+ * rnic: emulated RoCEv2 RNIC -- PCI and QOM glue
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Properties, BARs, MSI-X, the netdev hookup and reset.  Behaviour lives
+ * in the other rnic-*.c files (see rnic.h for the split).
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/host-utils.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "net/net.h"
+#include "rnic.h"
+#include "trace.h"
+
+/*
+ * Hard caps on the limit properties.  They keep the object tables (all
+ * allocated at realize) and the doorbell BAR to a sane size; the ABI caps
+ * come from rnic-abi.h.
+ */
+#define RNIC_CAP_MAX_QP         (1u << 17)
+#define RNIC_CAP_MAX_CQ         (1u << 17)
+#define RNIC_CAP_MAX_MR         (1u << 20)  /* index fits lkey >> 8 */
+#define RNIC_CAP_MAX_PD         (1u << 17)
+#define RNIC_CAP_MAX_SRQ        (1u << 17)
+#define RNIC_CAP_MAX_MW         (1u << 20)
+#define RNIC_CAP_MAX_UCTX       1023        /* BAR2 of at most 4 MiB */
+#define RNIC_CAP_MAX_EQ         1024
+#define RNIC_CAP_MAX_MR_PAGES   (1u << 24)
+#define RNIC_CAP_MAX_GID        256
+#define RNIC_CAP_MAX_RD_ATOM    128
+#define RNIC_MIN_MR_SIZE        4096
+
+static void rnic_realize_fail_range(Error **errp, const char *name,
+                                    uint64_t val, uint64_t min, uint64_t max)
+{
+    error_setg(errp, "rnic: %s=%" PRIu64 " is out of range [%" PRIu64
+               ", %" PRIu64 "]", name, val, min, max);
+}
+
+static bool rnic_check_props(RnicState *s, Error **errp)
+{
+    const struct {
+        const char *name;
+        uint64_t val, min, max;
+    } checks[] = {
+        { "max-qp", s->prop.max_qp, 1, RNIC_CAP_MAX_QP },
+        { "max-cq", s->prop.max_cq, 1, RNIC_CAP_MAX_CQ },
+        { "max-mr", s->prop.max_mr, 1, RNIC_CAP_MAX_MR },
+        { "max-pd", s->prop.max_pd, 1, RNIC_CAP_MAX_PD },
+        { "max-srq", s->prop.max_srq, 0, RNIC_CAP_MAX_SRQ },
+        { "max-mw", s->prop.max_mw, 0, RNIC_CAP_MAX_MW },
+        { "max-uctx", s->prop.max_uctx, 0, RNIC_CAP_MAX_UCTX },
+        { "max-eq", s->prop.max_eq, 1, RNIC_CAP_MAX_EQ },
+        { "max-sge", s->prop.max_sge, 1,
+          MIN(RNIC_SQ_MAX_SGE, RNIC_RQ_MAX_SGE) },
+        { "max-qp-wr", s->prop.max_qp_wr, 1, 1u << RNIC_WQ_MAX_LOG_SIZE },
+        { "max-cqe", s->prop.max_cqe, 2, 1u << RNIC_CQ_MAX_LOG_SIZE },
+        { "max-mr-size", s->prop.max_mr_size, RNIC_MIN_MR_SIZE, UINT64_MAX },
+        { "max-mr-pages", s->prop.max_mr_pages, 1, RNIC_CAP_MAX_MR_PAGES },
+        { "max-inline", s->prop.max_inline, 0, RNIC_MAX_INLINE },
+        { "max-gid", s->prop.max_gid, 1, RNIC_CAP_MAX_GID },
+        { "max-rd-atom", s->prop.max_rd_atom, 1, RNIC_CAP_MAX_RD_ATOM },
+        { "msix-vectors", s->prop.msix_vectors, 1, RNIC_MAX_MSIX_VECTORS },
+        { "loss", s->prop.loss, 0, 100 },
+    };
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(checks); i++) {
+        if (checks[i].val < checks[i].min || checks[i].val > checks[i].max) {
+            rnic_realize_fail_range(errp, checks[i].name, checks[i].val,
+                                    checks[i].min, checks[i].max);
+            return false;
+        }
+    }
+    if (s->prop.vendor_id == 0 || s->prop.vendor_id == 0xffff) {
+        error_setg(errp, "rnic: vendor-id 0x%x is not a valid PCI vendor",
+                   s->prop.vendor_id);
+        return false;
+    }
+    return true;
+}
+
+static NetClientInfo rnic_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = rnic_net_can_receive,
+    .receive = rnic_net_receive,
+    .link_status_changed = rnic_net_link_status_changed,
+};
+
+static void rnic_free_tables(RnicState *s)
+{
+    g_free(s->uctx);
+    g_free(s->pd);
+    g_free(s->cq);
+    g_free(s->eq);
+    g_free(s->mr);
+    g_free(s->srq);
+    g_free(s->qp);
+    g_free(s->gid);
+    s->uctx = NULL;
+    s->pd = NULL;
+    s->cq = NULL;
+    s->eq = NULL;
+    s->mr = NULL;
+    s->srq = NULL;
+    s->qp = NULL;
+    s->gid = NULL;
+}
+
+static bool rnic_alloc_tables(RnicState *s, Error **errp)
+{
+    s->uctx = g_try_new0(RnicUctx, s->prop.max_uctx + 1);
+    s->pd = g_try_new0(RnicPD, s->prop.max_pd + 1);
+    s->cq = g_try_new0(RnicCQ, s->prop.max_cq + 1);
+    s->eq = g_try_new0(RnicEQ, s->prop.max_eq);
+    s->mr = g_try_new0(RnicMR, s->prop.max_mr + 1);
+    s->srq = g_try_new0(RnicSRQ, s->prop.max_srq + 1);
+    s->qp = g_try_new0(RnicQP *, s->prop.max_qp + 2);
+    s->gid = g_try_new0(RnicGid, s->prop.max_gid);
+    if (!s->uctx || !s->pd || !s->cq || !s->eq || !s->mr || !s->srq ||
+        !s->qp || !s->gid) {
+        rnic_free_tables(s);
+        error_setg(errp, "rnic: cannot allocate the object tables");
+        return false;
+    }
+    return true;
+}
+
+void rnic_reset(RnicState *s)
+{
+    trace_rnic_reset();
+    qemu_bh_cancel(s->bh);
+    rnic_objects_reset(s);
+    QTAILQ_INIT(&s->work_list);
+    rnic_net_reset(s);
+    rnic_regs_reset(s);
+}
+
+static void rnic_realize(PCIDevice *pdev, Error **errp)
+{
+    RnicState *s = RNIC(pdev);
+    DeviceState *dev = DEVICE(pdev);
+    uint64_t db_size;
+    unsigned i;
+
+    if (!rnic_check_props(s, errp)) {
+        return;
+    }
+
+    pci_config_set_vendor_id(pdev->config, s->prop.vendor_id);
+    pci_config_set_device_id(pdev->config, s->prop.device_id);
+    pci_config_set_interrupt_pin(pdev->config, 0);
+
+    memory_region_init_io(&s->regs, OBJECT(s), &rnic_regs_ops, s,
+                          "rnic-regs", RNIC_REGS_SIZE);
+    pci_register_bar(pdev, RNIC_BAR_REGS,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->regs);
+
+    db_size = pow2ceil((uint64_t)(s->prop.max_uctx + 1) * RNIC_DB_PAGE_SIZE);
+    memory_region_init_io(&s->db, OBJECT(s), &rnic_db_ops, s, "rnic-db",
+                          db_size);
+    pci_register_bar(pdev, RNIC_BAR_DB,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
+
+    if (msix_init_exclusive_bar(pdev, s->prop.msix_vectors, RNIC_BAR_MSIX,
+                                errp)) {
+        return;
+    }
+    for (i = 0; i < s->prop.msix_vectors; i++) {
+        msix_vector_use(pdev, i);
+    }
+
+    if (!rnic_alloc_tables(s, errp)) {
+        msix_unuse_all_vectors(pdev);
+        msix_uninit_exclusive_bar(pdev);
+        return;
+    }
+
+    QTAILQ_INIT(&s->work_list);
+    QSIMPLEQ_INIT(&s->loop_q);
+    s->bh = qemu_bh_new_guarded(rnic_bh, s, &dev->mem_reentrancy_guard);
+
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    s->nic = qemu_new_nic(&rnic_net_info, &s->conf,
+                          object_get_typename(OBJECT(s)), dev->id,
+                          &dev->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+    s->link_up = !qemu_get_queue(s->nic)->link_down;
+    s->status = s->link_up ? RNIC_STATUS_LINK_UP : 0;
+
+    rnic_net_reset(s);
+    rnic_regs_reset(s);
+}
+
+static void rnic_exit(PCIDevice *pdev)
+{
+    RnicState *s = RNIC(pdev);
+
+    rnic_reset(s);
+    qemu_bh_delete(s->bh);
+    s->bh = NULL;
+    qemu_del_nic(s->nic);
+    rnic_free_tables(s);
+    msix_unuse_all_vectors(pdev);
+    msix_uninit_exclusive_bar(pdev);
+}
+
+static void rnic_reset_hold(Object *obj, ResetType type)
+{
+    rnic_reset(RNIC(obj));
+}
+
+static const Property rnic_properties[] = {
+    DEFINE_NIC_PROPERTIES(RnicState, conf),
+    DEFINE_PROP_UINT16("vendor-id", RnicState, prop.vendor_id,
+                       RNIC_PCI_VENDOR_ID),
+    DEFINE_PROP_UINT16("device-id", RnicState, prop.device_id,
+                       RNIC_PCI_DEVICE_ID),
+    DEFINE_PROP_UINT32("max-qp", RnicState, prop.max_qp, 1024),
+    DEFINE_PROP_UINT32("max-cq", RnicState, prop.max_cq, 1024),
+    DEFINE_PROP_UINT32("max-mr", RnicState, prop.max_mr, 4096),
+    DEFINE_PROP_UINT32("max-pd", RnicState, prop.max_pd, 1024),
+    DEFINE_PROP_UINT32("max-srq", RnicState, prop.max_srq, 256),
+    DEFINE_PROP_UINT32("max-mw", RnicState, prop.max_mw, 0),
+    DEFINE_PROP_UINT32("max-uctx", RnicState, prop.max_uctx, 64),
+    DEFINE_PROP_UINT32("max-eq", RnicState, prop.max_eq, 16),
+    DEFINE_PROP_UINT32("max-sge", RnicState, prop.max_sge, 6),
+    DEFINE_PROP_UINT32("max-qp-wr", RnicState, prop.max_qp_wr, 4096),
+    DEFINE_PROP_UINT32("max-cqe", RnicState, prop.max_cqe, 65536),
+    DEFINE_PROP_UINT64("max-mr-size", RnicState, prop.max_mr_size,
+                       4ULL * GiB),
+    DEFINE_PROP_UINT32("max-mr-pages", RnicState, prop.max_mr_pages,
+                       1u << 20),
+    DEFINE_PROP_UINT32("max-inline", RnicState, prop.max_inline,
+                       RNIC_MAX_INLINE),
+    DEFINE_PROP_UINT32("max-gid", RnicState, prop.max_gid, 16),
+    DEFINE_PROP_UINT32("max-rd-atom", RnicState, prop.max_rd_atom, 16),
+    DEFINE_PROP_UINT32("msix-vectors", RnicState, prop.msix_vectors,
+                       RNIC_MSIX_VECTOR_DEFAULT),
+    DEFINE_PROP_UINT32("loss", RnicState, prop.loss, 0),
+    DEFINE_PROP_UINT32("loss-seed", RnicState, prop.loss_seed, 0),
+};
+
+static const VMStateDescription rnic_vmstate = {
+    .name = "rnic",
+    .unmigratable = 1,
+};
+
+static void rnic_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = rnic_realize;
+    pc->exit = rnic_exit;
+    pc->vendor_id = RNIC_PCI_VENDOR_ID;
+    pc->device_id = RNIC_PCI_DEVICE_ID;
+    pc->revision = RNIC_PCI_REVISION;
+    pc->class_id = PCI_CLASS_NETWORK_ETHERNET;
+
+    rc->phases.hold = rnic_reset_hold;
+
+    dc->desc = "Emulated RoCEv2 RDMA NIC";
+    dc->vmsd = &rnic_vmstate;
+    device_class_set_props(dc, rnic_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo rnic_info = {
+    .name = TYPE_RNIC,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(RnicState),
+    .class_init = rnic_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    },
+};
+
+static void rnic_register_types(void)
+{
+    type_register_static(&rnic_info);
+}
+
+type_init(rnic_register_types)
