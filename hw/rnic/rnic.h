@@ -281,6 +281,7 @@ void rnic_cmdq_run(RnicState *s);
 uint8_t rnic_cmd_exec(RnicState *s, const struct rnic_cmd *cmd,
                       uint32_t out[6]);
 void rnic_objects_reset(RnicState *s);
+const char *rnic_cmd_opc_str(uint8_t opcode);
 RnicQP *rnic_qp_get(RnicState *s, uint32_t qpn);
 RnicCQ *rnic_cq_get(RnicState *s, uint32_t cqn);
 RnicSRQ *rnic_srq_get(RnicState *s, uint32_t srqn);
