@@ -223,7 +223,7 @@ static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 	    le32toh(resp.drv.rq_wqe_size) != RNIC_RQ_WQE_SIZE ||
 	    le32toh(resp.drv.cqe_size) != RNIC_CQE_SIZE) {
 		verbs_err(&ctx->ibv_ctx,
-			  "rnic: kernel ABI %u (wqe %u/%u, cqe %u) does not match provider ABI %u\n",
+			  "kernel ABI %u (wqe %u/%u, cqe %u) does not match provider ABI %u\n",
 			  le32toh(resp.drv.uverbs_abi),
 			  le32toh(resp.drv.sq_wqe_size),
 			  le32toh(resp.drv.rq_wqe_size),
@@ -246,7 +246,7 @@ static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 	ctx->db = mmap(NULL, RNIC_DB_PAGE_SIZE, PROT_WRITE, MAP_SHARED, cmd_fd,
 		       le64toh(resp.drv.db_mmap_key));
 	if (ctx->db == MAP_FAILED) {
-		verbs_err(&ctx->ibv_ctx, "rnic: doorbell mmap failed: %s\n",
+		verbs_err(&ctx->ibv_ctx, "doorbell mmap failed: %s\n",
 			  strerror(errno));
 		goto err;
 	}

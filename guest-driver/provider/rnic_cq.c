@@ -76,7 +76,7 @@ struct ibv_cq *rnic_create_cq(struct ibv_context *ibctx, int cqe,
 
 	if (le32toh(resp.drv.log_size) != log_size) {
 		verbs_err(&ctx->ibv_ctx,
-			  "rnic: kernel made CQ %u with log_size %u, asked %u\n",
+			  "kernel made CQ %u with log_size %u, asked %u\n",
 			  le32toh(resp.drv.cqn), le32toh(resp.drv.log_size),
 			  log_size);
 		ibv_cmd_destroy_cq(&cq->vcq.cq);
@@ -202,19 +202,19 @@ static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 	qp = rnic_find_qp(ctx, qpn);
 	if (!qp) {
 		verbs_err_datapath(&ctx->ibv_ctx,
-				   "rnic: CQ %u: CQE for unknown QPN %u dropped\n",
+				   "CQ %u: CQE for unknown QPN %u dropped\n",
 				   cq->cqn, qpn);
 		return false;
 	}
 	if (!rnic_wc_opcode(cqe->opcode, &opcode, &recv)) {
 		verbs_err_datapath(&ctx->ibv_ctx,
-				   "rnic: CQ %u: CQE with unknown opcode 0x%x dropped\n",
+				   "CQ %u: CQE with unknown opcode 0x%x dropped\n",
 				   cq->cqn, cqe->opcode);
 		return false;
 	}
 	if ((recv ? qp->recv_cq : qp->send_cq) != cq) {
 		verbs_err_datapath(&ctx->ibv_ctx,
-				   "rnic: CQ %u: CQE of QP %u belongs to another CQ\n",
+				   "CQ %u: CQE of QP %u belongs to another CQ\n",
 				   cq->cqn, qpn);
 		return false;
 	}
@@ -228,7 +228,7 @@ static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 
 	if (!rnic_wq_retire(wq, slot, recv, &wr_id)) {
 		verbs_err_datapath(&ctx->ibv_ctx,
-				   "rnic: CQ %u: QP %u %s CQE names slot %u, not outstanding\n",
+				   "CQ %u: QP %u %s CQE names slot %u, not outstanding\n",
 				   cq->cqn, qpn, recv ? "recv" : "send", slot);
 		return false;
 	}

@@ -213,7 +213,7 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 
 	qp->qpn = le32toh(resp.drv.qpn);
 	if (qp->qpn != qp->vqp.qp.qp_num) {
-		verbs_err(&ctx->ibv_ctx, "rnic: QPN mismatch %u/%u\n", qp->qpn,
+		verbs_err(&ctx->ibv_ctx, "QPN mismatch %u/%u\n", qp->qpn,
 			  qp->vqp.qp.qp_num);
 		ret = EPROTO;
 		goto err_destroy;
@@ -298,20 +298,30 @@ int rnic_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct rnic_context *ctx = to_rctx(ibqp->context);
 	struct rnic_qp *qp = to_rqp(ibqp);
+	struct rnic_cq *first, *second;
 	int ret;
 
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
 
-	/* Hold both CQ locks so no poller is inside this QP's queues. */
-	pthread_spin_lock(&qp->send_cq->lock);
-	if (qp->recv_cq != qp->send_cq)
-		pthread_spin_lock(&qp->recv_cq->lock);
+	/*
+	 * Hold both CQ locks (in address order) so that no poller is inside
+	 * this QP's queues when it leaves the table.
+	 */
+	first = qp->send_cq;
+	second = qp->recv_cq;
+	if (first > second) {
+		first = qp->recv_cq;
+		second = qp->send_cq;
+	}
+	pthread_spin_lock(&first->lock);
+	if (second != first)
+		pthread_spin_lock(&second->lock);
 	rnic_clear_qp(ctx, qp);
-	if (qp->recv_cq != qp->send_cq)
-		pthread_spin_unlock(&qp->recv_cq->lock);
-	pthread_spin_unlock(&qp->send_cq->lock);
+	if (second != first)
+		pthread_spin_unlock(&second->lock);
+	pthread_spin_unlock(&first->lock);
 
 	rnic_wq_destroy(&qp->rq);
 	rnic_wq_destroy(&qp->sq);
