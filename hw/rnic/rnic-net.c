@@ -231,9 +231,10 @@ void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
         trace_rnic_net_tx_roce_bad_len(len);
         return;
     }
-    /* Lost frames count as sent: the loss happens "on the wire". */
-    s->cnt[RNIC_CNT_TX_PKTS]++;
-    s->cnt[RNIC_CNT_TX_BYTES] += len;
+    /*
+     * The transport counted TX_PKTS/TX_BYTES: a lost frame was sent and
+     * vanished "on the wire".
+     */
     if (rnic_loss_drop(s)) {
         s->cnt[RNIC_CNT_TX_LOSS_INJECTED]++;
         trace_rnic_net_tx_roce_lost(len);

@@ -349,9 +349,10 @@ RnicMemErr rnic_sgl_copy(RnicState *s, uint32_t pdn, uint32_t access,
 ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len);
 bool rnic_net_can_receive(NetClientState *nc);
 /*
- * Sends one RoCE frame: loss injection, loopback, or the netdev.  Counts
- * TX_PKTS/TX_BYTES (and LOOPBACK_PKTS, TX_LOSS_INJECTED); rnic_tp_rx()
- * counts RX_PKTS/RX_BYTES and the frames it drops.
+ * Sends one RoCE frame: loss injection, loopback, or the netdev.  The
+ * transport counts TX_PKTS/TX_BYTES before calling it; this counts
+ * TX_LOSS_INJECTED and LOOPBACK_PKTS.  rnic_tp_rx() counts RX_PKTS,
+ * RX_BYTES and the frames it drops.
  */
 void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len);
 void rnic_net_tx_run(RnicState *s);
