@@ -873,10 +873,9 @@ static uint8_t cmd_dereg_mr(RnicCmdCtx *c)
     if (c->cmd->u.handle.rsvd_4) {
         return rnic_cmd_err_rsvd(c, "rsvd_4");
     }
-    /* The current key: fast-reg updates it, and the driver tracks that. */
+    /* Fast-reg may have changed the key byte: only the index counts. */
     st = rnic_cmd_check_obj(c, "MR", idx, s->prop.max_mr,
-                            idx && idx <= s->prop.max_mr &&
-                            s->mr[idx].valid && s->mr[idx].key == (key & 0xff),
+                            idx && idx <= s->prop.max_mr && s->mr[idx].valid,
                             idx && idx <= s->prop.max_mr ? s->mr[idx].uctx : 0);
     if (st) {
         return st;
