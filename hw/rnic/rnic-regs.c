@@ -139,13 +139,8 @@ static void wr_ctrl(RnicState *s, uint32_t val)
         trace_rnic_ctrl_enable(s->cmdq_base, s->cmdq_log_size,
                                !!(s->status & RNIC_STATUS_READY));
     } else if (!(val & RNIC_CTRL_ENABLE) && (s->ctrl & RNIC_CTRL_ENABLE)) {
-        trace_rnic_ctrl_disable(!!(s->status & RNIC_STATUS_READY));
-        if (s->status & RNIC_STATUS_READY) {
-            rnic_reset(s);
-        } else {
-            /* A refused enable created nothing: just unlock the queue. */
-            s->ctrl &= ~RNIC_CTRL_ENABLE;
-        }
+        trace_rnic_ctrl_disable();
+        rnic_reset(s);
     }
 }
 
