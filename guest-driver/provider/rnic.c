@@ -194,8 +194,10 @@ static int rnic_load_limits(struct rnic_context *ctx)
 	ctx->max_cqe = attr.orig_attr.max_cqe;
 	ctx->max_srq_wr = attr.orig_attr.max_srq_wr;
 	ctx->max_srq_sge = attr.orig_attr.max_srq_sge;
-	if ((uint32_t)attr.orig_attr.max_sge < ctx->max_sge)
-		ctx->max_sge = attr.orig_attr.max_sge;
+	/* uverbs reports min(send, recv) SGEs; the send limit came with the
+	 * context. */
+	ctx->max_recv_sge = min_t(uint32_t, attr.orig_attr.max_sge,
+				  RNIC_RQ_MAX_SGE);
 	return 0;
 }
 

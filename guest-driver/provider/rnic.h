@@ -76,7 +76,8 @@ struct rnic_context {
 
 	/* Limits, from the kernel at context creation. */
 	uint32_t max_inline;
-	uint32_t max_sge;
+	uint32_t max_sge;		/* send */
+	uint32_t max_recv_sge;
 	uint32_t max_qp_wr;
 	uint32_t max_cqe;
 	uint32_t max_srq_wr;

@@ -121,8 +121,7 @@ static int rnic_check_qp_caps(struct rnic_context *ctx,
 				      rnic_sq_sge_room(attr->qp_type)))
 		return EINVAL;
 	if (!srq && (cap->max_recv_wr > ctx->max_qp_wr ||
-		     cap->max_recv_sge > min_t(uint32_t, ctx->max_sge,
-					       RNIC_RQ_MAX_SGE)))
+		     cap->max_recv_sge > ctx->max_recv_sge))
 		return EINVAL;
 
 	*sq_log = rnic_log2_ceil(max_t(uint32_t, cap->max_send_wr, 1));

@@ -36,6 +36,14 @@ struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
+	/*
+	 * Receives on different QPs complete out of order and a slot is only
+	 * reused once its own completion is polled, so the ring gets twice
+	 * the room where the device allows it.
+	 */
+	if (log_size < RNIC_WQ_MAX_LOG_SIZE &&
+	    (2u << log_size) <= ctx->max_srq_wr)
+		log_size++;
 
 	srq = calloc(1, sizeof(*srq));
 	if (!srq) {
@@ -57,7 +65,6 @@ struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
 		goto err_wq;
 
 	srq->srqn = le32toh(resp.drv.srqn);
-	attr->attr.max_wr = 1u << log_size;
 	return &srq->vsrq.srq;
 
 err_wq:
