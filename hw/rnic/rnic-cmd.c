@@ -809,7 +809,11 @@ static uint8_t cmd_reg_mr(RnicCmdCtx *c)
         iova = 0;
         length = 0;
     } else if (flags & RNIC_MR_FLAG_PHYS) {
-        if (length && iova > UINT64_MAX - (length - 1)) {
+        /* Length 0 means from iova to the end of the DMA address space. */
+        if (!length) {
+            length = UINT64_MAX - iova;
+        }
+        if (iova > UINT64_MAX - (length - 1)) {
             return rnic_cmd_err_param(c, "PHYS MR iova + length", iova, length);
         }
         if (i > s->prop.max_mr) {

@@ -430,10 +430,6 @@ static uint8_t check_qp_attr_values(RnicCmdCtx *c, RnicQP *qp,
         return rnic_cmd_err_param(c, "max_dest_rd_atomic",
                                   a->max_dest_rd_atomic, s->prop.max_rd_atom);
     }
-    if ((mask & A(PATH_MIG_STATE)) && a->sq_draining) {
-        /* sq_draining is output only; anything else there is a bug. */
-        return rnic_cmd_err_rsvd(c, "sq_draining");
-    }
     if (mask & A(ALT_PATH)) {
         trace_rnic_err_cmd_not_supp("MODIFY_QP alternate path");
         return RNIC_CMD_ERR_NOT_SUPP;
