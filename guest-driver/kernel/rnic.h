@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rnic: Linux driver for the rnic emulated RoCEv2 RNIC.
+ *
+ * Shared declarations of the PCI, command queue, event queue, verbs and
+ * Ethernet parts of the driver.
+ */
+#ifndef RNIC_H
+#define RNIC_H
+
+#include <linux/pci.h>
+#include <linux/netdevice.h>
+#include <linux/xarray.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/version.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+
+#include "rnic-abi.h"
+
+#define DRV_NAME		"rnic"
+
+#define RNIC_CMD_TIMEOUT_MS	5000
+#define RNIC_CMDQ_LOG_SIZE	5
+#define RNIC_EQ_LOG_SIZE	10
+#define RNIC_ASYNC_EQN		0
+#define RNIC_NET_LOG_SIZE	8
+#define RNIC_PORT		1
+
+/* MSI-X vectors, see design.md. */
+#define RNIC_VEC_ASYNC		0
+#define RNIC_VEC_NET		1
+#define RNIC_VEC_COMP_FIRST	2
+
+struct rnic_dev;
+
+/* The command queue engine: one command in flight at a time. */
+struct rnic_cmdq {
+	struct mutex lock;		/* serialises commands */
+	struct rnic_cmd *ring;
+	dma_addr_t ring_dma;
+	u32 log_size;
+	u32 pi;
+	u32 cookie;
+	void *out;			/* DMA buffer for query answers */
+	dma_addr_t out_dma;
+	bool dead;			/* a timeout or fatal error was seen */
+};
+
+struct rnic_eq {
+	struct rnic_dev *dev;
+	struct rnic_eqe *ring;
+	dma_addr_t ring_dma;
+	size_t ring_bytes;
+	u32 eqn;
+	u32 log_size;
+	u32 ci;
+	int vector;			/* MSI-X vector index */
+	bool created;			/* CREATE_EQ succeeded */
+	bool irq_requested;
+	char name[32];
+};
+
+/* Ethernet function state, in netdev_priv(). */
+struct rnic_net_buf {
+	struct sk_buff *skb;
+	dma_addr_t dma;
+	u32 len;
+};
+
+struct rnic_net {
+	struct rnic_dev *dev;
+	struct net_device *ndev;
+	struct napi_struct napi;
+
+	struct rnic_net_desc *txq;
+	dma_addr_t txq_dma;
+	struct rnic_net_buf *tx_buf;
+	u32 tx_pi;
+	u32 tx_ci;
+
+	struct rnic_net_desc *rxq;
+	dma_addr_t rxq_dma;
+	struct rnic_net_buf *rx_buf;
+	u32 rx_pi;
+	u32 rx_ci;
+	u32 rx_buf_len;
+
+	u32 ring_size;
+	bool up;			/* between ndo_open and ndo_stop */
+	bool irq_requested;
+	char irq_name[32];
+};
+
+struct rnic_dev {
+	struct ib_device ibdev;
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	void __iomem *kdb;		/* kernel doorbell page (page 0) */
+	resource_size_t db_bar_start;
+	u32 db_pages;
+
+	struct rnic_cmdq cmdq;
+	struct rnic_device_attr hw;	/* little-endian copy from QUERY_DEVICE */
+	u32 gid_tbl_len;
+	u32 max_msg_sz;
+	u32 link_speed_mbps;
+	u8 max_mtu;			/* enum rnic_mtu */
+
+	int nvec;
+	struct rnic_eq async_eq;
+	struct rnic_eq *ceqs;
+	int num_ceqs;
+
+	struct net_device *ndev;
+	struct delayed_work link_work;
+	bool port_active;
+	bool ib_registered;
+
+	struct xarray cq_xa;		/* cqn -> rnic_cq, for events */
+	struct xarray qp_xa;		/* qpn -> rnic_qp, for events and CQEs */
+	struct xarray srq_xa;
+};
+
+static inline struct rnic_dev *to_rdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct rnic_dev, ibdev);
+}
+
+struct rnic_ucontext {
+	struct ib_ucontext ibuc;
+	u32 uctx;
+	struct rdma_user_mmap_entry *db_entry;
+};
+
+struct rnic_user_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	u64 pfn;
+};
+
+struct rnic_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+	u16 uctx;
+};
+
+/* A ring in kernel memory: contiguous DMA, described with levels 0. */
+struct rnic_kring {
+	void *buf;
+	dma_addr_t dma;
+	size_t bytes;
+};
+
+struct rnic_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	u16 uctx;
+	u32 log_size;
+	spinlock_t lock;		/* kernel CQ: poll vs. arm */
+	struct rnic_kring kring;	/* kernel CQ: dbrec page + CQEs */
+	struct rnic_cqe *cqes;
+	struct rnic_cq_dbrec *dbrec;
+	u32 ci;
+	struct ib_umem *umem;		/* user CQ */
+};
+
+struct rnic_wq {
+	struct rnic_kring kring;
+	u32 log_size;
+	u32 pi;
+	u32 ci;
+	u32 max_sge;
+	struct ib_umem *umem;
+};
+
+struct rnic_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	u16 uctx;
+	u8 type;			/* enum rnic_qp_type */
+	bool sig_all;
+	bool user;
+	u32 max_inline;
+	bool has_srq;
+	struct ib_qp_cap cap;		/* as granted at creation */
+	spinlock_t sq_lock;		/* kernel SQ */
+	spinlock_t rq_lock;		/* kernel RQ */
+	struct rnic_wq sq;
+	struct rnic_wq rq;
+	enum ib_qp_state state;
+};
+
+struct rnic_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	u16 uctx;
+	u32 limit;
+	spinlock_t lock;
+	struct rnic_wq wq;
+};
+
+struct rnic_mr {
+	struct ib_mr ibmr;
+	u16 uctx;
+	struct ib_umem *umem;
+	/* FAST_REG: the page array handed to the REG_MR WQE. */
+	__le64 *pages;
+	dma_addr_t pages_dma;
+	u32 max_pages;
+	u32 npages;
+};
+
+struct rnic_ah {
+	struct ib_ah ibah;
+	struct rnic_av av;
+};
+
+#define to_rcq(c)	container_of(c, struct rnic_cq, ibcq)
+#define to_rqp(q)	container_of(q, struct rnic_qp, ibqp)
+#define to_rpd(p)	container_of(p, struct rnic_pd, ibpd)
+#define to_rmr(m)	container_of(m, struct rnic_mr, ibmr)
+#define to_rah(a)	container_of(a, struct rnic_ah, ibah)
+#define to_rsrq(s)	container_of(s, struct rnic_srq, ibsrq)
+#define to_ruc(u)	container_of(u, struct rnic_ucontext, ibuc)
+
+/* Register and doorbell access. */
+static inline u32 rnic_rd32(struct rnic_dev *dev, u32 reg)
+{
+	return readl(dev->regs + reg);
+}
+
+static inline void rnic_wr32(struct rnic_dev *dev, u32 reg, u32 val)
+{
+	writel(val, dev->regs + reg);
+}
+
+static inline void rnic_ring_db(struct rnic_dev *dev, u32 off, u32 qn,
+				u64 flags, u32 idx)
+{
+	u64 v = (qn & RNIC_DB_QN_MASK) | flags | ((u64)idx << 32);
+
+	/* The ring entries must be visible before the device sees the index. */
+	dma_wmb();
+	writeq(v, dev->kdb + off);
+}
+
+/* rnic_cmdq.c */
+int rnic_cmdq_init(struct rnic_dev *dev);
+void rnic_cmdq_destroy(struct rnic_dev *dev);
+bool rnic_dev_dead(struct rnic_dev *dev);
+int rnic_cmd_query_device(struct rnic_dev *dev, struct rnic_device_attr *attr);
+int rnic_cmd_query_port(struct rnic_dev *dev, u32 port,
+			struct rnic_port_attr *attr);
+int rnic_cmd_set_gid(struct rnic_dev *dev, u32 index, u8 type, const u8 *gid,
+		     const u8 *mac, u16 vlan_id);
+int rnic_cmd_del_gid(struct rnic_dev *dev, u32 index);
+int rnic_cmd_alloc_uctx(struct rnic_dev *dev, u32 *uctx);
+int rnic_cmd_dealloc_uctx(struct rnic_dev *dev, u32 uctx);
+int rnic_cmd_create_eq(struct rnic_dev *dev, u32 eqn, u32 log_size,
+		       u16 vector, const struct rnic_pbl *ring);
+int rnic_cmd_destroy_eq(struct rnic_dev *dev, u32 eqn);
+int rnic_cmd_create_pd(struct rnic_dev *dev, u16 uctx, u32 *pdn);
+int rnic_cmd_destroy_pd(struct rnic_dev *dev, u16 uctx, u32 pdn);
+int rnic_cmd_create_cq(struct rnic_dev *dev, u16 uctx,
+		       const struct rnic_cmd_create_cq *in, u32 *cqn,
+		       u32 *entries);
+int rnic_cmd_destroy_cq(struct rnic_dev *dev, u16 uctx, u32 cqn);
+int rnic_cmd_create_qp(struct rnic_dev *dev, u16 uctx,
+		       const struct rnic_cmd_create_qp *in, u32 *qpn);
+int rnic_cmd_destroy_qp(struct rnic_dev *dev, u16 uctx, u32 qpn);
+int rnic_cmd_modify_qp(struct rnic_dev *dev, u16 uctx,
+		       const struct rnic_cmd_modify_qp *in);
+int rnic_cmd_query_qp(struct rnic_dev *dev, u16 uctx, u32 qpn,
+		      struct rnic_qp_attr *out);
+int rnic_cmd_reg_mr(struct rnic_dev *dev, u16 uctx,
+		    const struct rnic_cmd_reg_mr *in, u32 *lkey, u32 *rkey);
+int rnic_cmd_dereg_mr(struct rnic_dev *dev, u16 uctx, u32 lkey);
+int rnic_cmd_create_srq(struct rnic_dev *dev, u16 uctx,
+			const struct rnic_cmd_create_srq *in, u32 *srqn);
+int rnic_cmd_destroy_srq(struct rnic_dev *dev, u16 uctx, u32 srqn);
+int rnic_cmd_modify_srq(struct rnic_dev *dev, u16 uctx, u32 srqn, u32 limit);
+
+/* rnic_eq.c */
+int rnic_eqs_init(struct rnic_dev *dev);
+void rnic_eqs_destroy(struct rnic_dev *dev);
+u32 rnic_comp_eqn(struct rnic_dev *dev, int comp_vector);
+
+/* Page lists and kernel rings, in rnic_verbs.c. */
+struct rnic_pbl_buf {
+	void *l1;
+	dma_addr_t l1_dma;
+	size_t l1_bytes;
+	void **l2;
+	dma_addr_t *l2_dma;
+	u32 nl2;
+};
+
+int rnic_build_umem_pbl(struct rnic_dev *dev, struct ib_umem *umem,
+			unsigned long pgsz, struct rnic_pbl *pbl,
+			struct rnic_pbl_buf *buf);
+int rnic_build_ring_pbl(struct rnic_dev *dev, struct ib_umem *umem,
+			u32 npages, struct rnic_pbl *pbl,
+			struct rnic_pbl_buf *buf);
+void rnic_free_pbl(struct rnic_dev *dev, struct rnic_pbl_buf *buf);
+int rnic_kring_alloc(struct rnic_dev *dev, struct rnic_kring *r, size_t bytes);
+void rnic_kring_free(struct rnic_dev *dev, struct rnic_kring *r);
+void rnic_kring_pbl(const struct rnic_kring *r, struct rnic_pbl *pbl);
+
+/* rnic_verbs.c */
+int rnic_ib_register(struct rnic_dev *dev);
+void rnic_ib_unregister(struct rnic_dev *dev);
+void rnic_port_event(struct rnic_dev *dev, bool active);
+
+/* rnic_qp.c */
+int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata);
+int rnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_udata *udata);
+int rnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		  int attr_mask, struct ib_qp_init_attr *init_attr);
+int rnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int rnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int rnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+int rnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int rnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int rnic_ah_to_av(struct rnic_dev *dev, const struct rdma_ah_attr *ah,
+		  struct rnic_av *av);
+int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
+		    struct ib_udata *udata);
+int rnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int rnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int rnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int rnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+
+/* rnic_netdev.c */
+int rnic_net_init(struct rnic_dev *dev);
+void rnic_net_destroy(struct rnic_dev *dev);
+void rnic_net_link_update(struct rnic_dev *dev);
+void rnic_link_work(struct work_struct *work);
+
+#endif /* RNIC_H */

@@ -1,0 +1,1039 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnic QPs and SRQs, and the kernel data path: WQE building for kernel
+ * QPs, CQ polling and arming for kernel CQs.  User QPs and CQs are driven
+ * by the rdma-core provider; the kernel only creates them.
+ */
+#include <linux/dma-mapping.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "rnic.h"
+
+#define RNIC_RING_PAGE		4096
+#define RNIC_UD_SGE_OFF		128
+#define RNIC_UD_MAX_INLINE	(RNIC_SQ_WQE_SIZE - RNIC_UD_SGE_OFF)
+/* MODIFY_QP mask bits this device understands (same values as IB_QP_*). */
+#define RNIC_QP_ATTR_ALL	GENMASK(20, 0)
+
+static u16 rnic_udata_uctx(struct ib_udata *udata)
+{
+	struct rnic_ucontext *uc;
+
+	if (!udata)
+		return 0;
+	uc = rdma_udata_to_drv_context(udata, struct rnic_ucontext, ibuc);
+	return uc ? uc->uctx : 0;
+}
+
+static u32 rnic_ring_pages(u32 stride, u32 log_size)
+{
+	return DIV_ROUND_UP((u64)stride << log_size, RNIC_RING_PAGE);
+}
+
+static void rnic_wq_free(struct rnic_dev *dev, struct rnic_wq *wq)
+{
+	rnic_kring_free(dev, &wq->kring);
+	if (wq->umem)
+		ib_umem_release(wq->umem);
+	wq->umem = NULL;
+}
+
+/* Pin a user ring of 1 << log_size entries of @stride bytes. */
+static int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
+			u32 size, u32 stride, struct rnic_pbl *pbl,
+			struct rnic_pbl_buf *pbuf)
+{
+	u32 npages = rnic_ring_pages(stride, wq->log_size);
+	int err;
+
+	if (!PAGE_ALIGNED(addr) || size < (u64)npages * RNIC_RING_PAGE)
+		return -EINVAL;
+	wq->umem = ib_umem_get(&dev->ibdev, addr, size, IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(wq->umem)) {
+		err = PTR_ERR(wq->umem);
+		wq->umem = NULL;
+		return err;
+	}
+	err = rnic_build_ring_pbl(dev, wq->umem, npages, pbl, pbuf);
+	if (err) {
+		ib_umem_release(wq->umem);
+		wq->umem = NULL;
+	}
+	return err;
+}
+
+static int rnic_wq_kernel(struct rnic_dev *dev, struct rnic_wq *wq,
+			  u32 stride, struct rnic_pbl *pbl)
+{
+	int err;
+
+	err = rnic_kring_alloc(dev, &wq->kring, (size_t)stride << wq->log_size);
+	if (err)
+		return err;
+	rnic_kring_pbl(&wq->kring, pbl);
+	return 0;
+}
+
+/* ---- address vectors ---- */
+
+int rnic_ah_to_av(struct rnic_dev *dev, const struct rdma_ah_attr *ah,
+		  struct rnic_av *av)
+{
+	const struct ib_global_route *grh;
+	enum rdma_network_type nt;
+
+	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	if (!grh->sgid_attr)
+		return -EINVAL;
+	nt = rdma_gid_attr_network_type(grh->sgid_attr);
+	memset(av, 0, sizeof(*av));
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	av->sgid_index = grh->sgid_attr->index;
+	av->hop_limit = grh->hop_limit;
+	av->flow_label = cpu_to_le32(grh->flow_label & 0xfffff);
+	av->traffic_class = grh->traffic_class;
+	av->sl = rdma_ah_get_sl(ah);
+	switch (nt) {
+	case RDMA_NETWORK_IPV4:
+		av->net_type = RNIC_NET_IPV4;
+		break;
+	case RDMA_NETWORK_IPV6:
+		av->net_type = RNIC_NET_IPV6;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void rnic_av_to_ah(struct rnic_dev *dev, const struct rnic_av *av,
+			  struct rdma_ah_attr *ah)
+{
+	union ib_gid dgid;
+
+	memset(ah, 0, sizeof(*ah));
+	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+	memcpy(dgid.raw, av->dgid, sizeof(dgid.raw));
+	rdma_ah_set_port_num(ah, RNIC_PORT);
+	rdma_ah_set_sl(ah, av->sl);
+	rdma_ah_set_grh(ah, &dgid, le32_to_cpu(av->flow_label),
+			av->sgid_index, av->hop_limit, av->traffic_class);
+	memcpy(ah->roce.dmac, av->dmac, ETH_ALEN);
+}
+
+/* ---- QP creation and destruction ---- */
+
+int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct rnic_dev *dev = to_rdev(ibqp->device);
+	struct rnic_qp *qp = to_rqp(ibqp);
+	struct rnic_pd *pd = to_rpd(ibqp->pd);
+	const struct rnic_device_attr *h = &dev->hw;
+	struct rnic_pbl_buf sq_pbuf = {}, rq_pbuf = {};
+	struct rnic_cmd_create_qp cmd = {};
+	struct ib_qp_cap *cap = &init->cap;
+	u32 max_wr, send_sge_cap, recv_sge_cap, inline_cap;
+	bool ud;
+	int err;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+		qp->type = RNIC_QPT_RC;
+		break;
+	case IB_QPT_UC:
+		qp->type = RNIC_QPT_UC;
+		break;
+	case IB_QPT_UD:
+		qp->type = RNIC_QPT_UD;
+		break;
+	case IB_QPT_GSI:
+		if (udata)
+			return -EINVAL;
+		qp->type = RNIC_QPT_GSI;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	ud = qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI;
+
+	max_wr = min_t(u32, le32_to_cpu(h->max_qp_wr),
+		       1u << RNIC_WQ_MAX_LOG_SIZE);
+	send_sge_cap = min_t(u32, le32_to_cpu(h->max_sge),
+			     ud ? RNIC_UD_MAX_SGE : RNIC_SQ_MAX_SGE);
+	recv_sge_cap = min_t(u32, le32_to_cpu(h->max_sge), RNIC_RQ_MAX_SGE);
+	inline_cap = min_t(u32, le32_to_cpu(h->max_inline),
+			   ud ? RNIC_UD_MAX_INLINE : RNIC_MAX_INLINE);
+	if (cap->max_send_wr > max_wr || cap->max_recv_wr > max_wr ||
+	    cap->max_send_sge > send_sge_cap ||
+	    cap->max_recv_sge > recv_sge_cap ||
+	    cap->max_inline_data > inline_cap)
+		return -EINVAL;
+
+	qp->uctx = rnic_udata_uctx(udata);
+	qp->user = !!udata;
+	qp->has_srq = !!init->srq;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->max_inline = cap->max_inline_data;
+	qp->sq.max_sge = max_t(u32, cap->max_send_sge, 1);
+	qp->rq.max_sge = max_t(u32, cap->max_recv_sge, 1);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+
+	if (udata) {
+		struct rnic_ucreate_qp ucmd = {};
+
+		if (udata->inlen < sizeof(ucmd))
+			return -EINVAL;
+		err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
+		if (err)
+			return err;
+		qp->sq.log_size = ucmd.sq_log_size;
+		qp->rq.log_size = qp->has_srq ? 0 : ucmd.rq_log_size;
+		if (qp->sq.log_size > RNIC_WQ_MAX_LOG_SIZE ||
+		    qp->rq.log_size > RNIC_WQ_MAX_LOG_SIZE ||
+		    (1u << qp->sq.log_size) > max_wr ||
+		    (1u << qp->rq.log_size) > max_wr ||
+		    (1u << qp->sq.log_size) < cap->max_send_wr ||
+		    (!qp->has_srq && (1u << qp->rq.log_size) < cap->max_recv_wr))
+			return -EINVAL;
+		err = rnic_wq_user(dev, &qp->sq, le64_to_cpu(ucmd.sq_addr),
+				   le32_to_cpu(ucmd.sq_size), RNIC_SQ_WQE_SIZE,
+				   &cmd.sq, &sq_pbuf);
+		if (err)
+			return err;
+		if (!qp->has_srq) {
+			err = rnic_wq_user(dev, &qp->rq,
+					   le64_to_cpu(ucmd.rq_addr),
+					   le32_to_cpu(ucmd.rq_size),
+					   RNIC_RQ_WQE_SIZE, &cmd.rq, &rq_pbuf);
+			if (err)
+				goto err_rings;
+		}
+	} else {
+		qp->sq.log_size = order_base_2(max_t(u32, cap->max_send_wr, 1));
+		qp->rq.log_size = qp->has_srq ? 0 :
+			order_base_2(max_t(u32, cap->max_recv_wr, 1));
+		err = rnic_wq_kernel(dev, &qp->sq, RNIC_SQ_WQE_SIZE, &cmd.sq);
+		if (err)
+			return err;
+		if (!qp->has_srq) {
+			err = rnic_wq_kernel(dev, &qp->rq, RNIC_RQ_WQE_SIZE,
+					     &cmd.rq);
+			if (err)
+				goto err_rings;
+		}
+	}
+
+	cmd.qp_type = qp->type;
+	cmd.sq_log_size = qp->sq.log_size;
+	cmd.rq_log_size = qp->rq.log_size;
+	cmd.max_send_sge = qp->sq.max_sge;
+	cmd.max_recv_sge = qp->has_srq ? 0 : qp->rq.max_sge;
+	cmd.max_inline = cpu_to_le16(qp->max_inline);
+	cmd.flags = cpu_to_le32((qp->sig_all ? RNIC_QP_FLAG_SIG_ALL : 0) |
+				(qp->has_srq ? RNIC_QP_FLAG_HAS_SRQ : 0));
+	cmd.pdn = cpu_to_le32(pd->pdn);
+	cmd.send_cqn = cpu_to_le32(to_rcq(init->send_cq)->cqn);
+	cmd.recv_cqn = cpu_to_le32(to_rcq(init->recv_cq)->cqn);
+	if (qp->has_srq)
+		cmd.srqn = cpu_to_le32(to_rsrq(init->srq)->srqn);
+	err = rnic_cmd_create_qp(dev, qp->uctx, &cmd, &qp->qpn);
+	rnic_free_pbl(dev, &sq_pbuf);
+	rnic_free_pbl(dev, &rq_pbuf);
+	if (err)
+		goto err_rings;
+	ibqp->qp_num = qp->qpn;
+	qp->state = IB_QPS_RESET;
+
+	cap->max_send_wr = 1u << qp->sq.log_size;
+	cap->max_recv_wr = qp->has_srq ? 0 : 1u << qp->rq.log_size;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_recv_sge = qp->has_srq ? 0 : qp->rq.max_sge;
+	cap->max_inline_data = qp->max_inline;
+	qp->cap = *cap;
+
+	if (udata) {
+		struct rnic_ucreate_qp_resp uresp = {};
+
+		uresp.qpn = cpu_to_le32(qp->qpn);
+		uresp.max_inline = cpu_to_le32(qp->max_inline);
+		err = ib_copy_to_udata(udata, &uresp,
+				       min(udata->outlen, sizeof(uresp)));
+		if (err)
+			goto err_destroy;
+	}
+	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+	return 0;
+
+err_destroy:
+	rnic_cmd_destroy_qp(dev, qp->uctx, qp->qpn);
+err_rings:
+	rnic_free_pbl(dev, &sq_pbuf);
+	rnic_free_pbl(dev, &rq_pbuf);
+	rnic_wq_free(dev, &qp->sq);
+	rnic_wq_free(dev, &qp->rq);
+	return err;
+}
+
+int rnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct rnic_dev *dev = to_rdev(ibqp->device);
+	struct rnic_qp *qp = to_rqp(ibqp);
+
+	rnic_cmd_destroy_qp(dev, qp->uctx, qp->qpn);
+	/* After this no event handler can still see the QP. */
+	xa_erase_irq(&dev->qp_xa, qp->qpn);
+	rnic_wq_free(dev, &qp->sq);
+	rnic_wq_free(dev, &qp->rq);
+	return 0;
+}
+
+/* ---- modify and query ---- */
+
+int rnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_udata *udata)
+{
+	struct rnic_dev *dev = to_rdev(ibqp->device);
+	struct rnic_qp *qp = to_rqp(ibqp);
+	struct rnic_cmd_modify_qp cmd = {};
+	struct rnic_qp_attr *a = &cmd.attr;
+	enum ib_qp_state cur, next;
+	int err;
+
+	if (attr_mask & ~RNIC_QP_ATTR_ALL)
+		return -EOPNOTSUPP;
+	cur = (attr_mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (attr_mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, attr_mask))
+		return -EINVAL;
+	if ((attr_mask & IB_QP_PORT) && attr->port_num != RNIC_PORT)
+		return -EINVAL;
+	if ((attr_mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if ((attr_mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > le32_to_cpu(dev->hw.max_qp_init_rd_atom))
+		return -EINVAL;
+	if ((attr_mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > le32_to_cpu(dev->hw.max_qp_rd_atom))
+		return -EINVAL;
+	if ((attr_mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+
+	cmd.qpn = cpu_to_le32(qp->qpn);
+	cmd.attr_mask = cpu_to_le32(attr_mask & RNIC_QP_ATTR_ALL);
+	a->qp_state = next;
+	a->cur_qp_state = cur;
+	if (attr_mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (attr_mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (attr_mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (attr_mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (attr_mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (attr_mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (attr_mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (attr_mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (attr_mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (attr_mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = cpu_to_le16(attr->pkey_index);
+	if (attr_mask & IB_QP_QKEY)
+		a->qkey = cpu_to_le32(attr->qkey);
+	if (attr_mask & IB_QP_DEST_QPN)
+		a->dest_qpn = cpu_to_le32(attr->dest_qp_num);
+	if (attr_mask & IB_QP_RQ_PSN)
+		a->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);
+	if (attr_mask & IB_QP_SQ_PSN)
+		a->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
+	if (attr_mask & IB_QP_ACCESS_FLAGS)
+		a->access_flags = cpu_to_le32(attr->qp_access_flags &
+					      (RNIC_ACCESS_LOCAL_WRITE |
+					       RNIC_ACCESS_REMOTE_WRITE |
+					       RNIC_ACCESS_REMOTE_READ |
+					       RNIC_ACCESS_REMOTE_ATOMIC |
+					       RNIC_ACCESS_MW_BIND));
+	if (attr_mask & IB_QP_AV) {
+		err = rnic_ah_to_av(dev, &attr->ah_attr, &a->av);
+		if (err)
+			return err;
+	}
+
+	err = rnic_cmd_modify_qp(dev, qp->uctx, &cmd);
+	if (err)
+		return err;
+	qp->state = next;
+	if (next == IB_QPS_RESET && !qp->user) {
+		/* The device cleared its ring indices; so do we. */
+		spin_lock_irq(&qp->sq_lock);
+		qp->sq.pi = 0;
+		WRITE_ONCE(qp->sq.ci, 0);
+		spin_unlock_irq(&qp->sq_lock);
+		spin_lock_irq(&qp->rq_lock);
+		qp->rq.pi = 0;
+		WRITE_ONCE(qp->rq.ci, 0);
+		spin_unlock_irq(&qp->rq_lock);
+	}
+	return 0;
+}
+
+int rnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		  int attr_mask, struct ib_qp_init_attr *init)
+{
+	struct rnic_dev *dev = to_rdev(ibqp->device);
+	struct rnic_qp *qp = to_rqp(ibqp);
+	struct rnic_qp_attr *a;
+	int err;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	err = rnic_cmd_query_qp(dev, qp->uctx, qp->qpn, a);
+	if (err)
+		goto out;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = min_t(u8, a->qp_state, IB_QPS_ERR);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = clamp_t(u8, a->path_mtu, IB_MTU_256, IB_MTU_4096);
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = le32_to_cpu(a->qkey);
+	attr->rq_psn = le32_to_cpu(a->rq_psn);
+	attr->sq_psn = le32_to_cpu(a->sq_psn);
+	attr->dest_qp_num = le32_to_cpu(a->dest_qpn);
+	attr->qp_access_flags = le32_to_cpu(a->access_flags);
+	attr->pkey_index = le16_to_cpu(a->pkey_index);
+	attr->en_sqd_async_notify = a->en_sqd_async_notify;
+	attr->sq_draining = a->sq_draining;
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer;
+	attr->port_num = RNIC_PORT;
+	attr->timeout = a->timeout;
+	attr->retry_cnt = a->retry_cnt;
+	attr->rnr_retry = a->rnr_retry;
+	if (qp->type == RNIC_QPT_RC || qp->type == RNIC_QPT_UC)
+		rnic_av_to_ah(dev, &a->av, &attr->ah_attr);
+	attr->cap = qp->cap;
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	qp->state = attr->qp_state;
+out:
+	kfree(a);
+	return err;
+}
+
+/* ---- kernel send path ---- */
+
+static int rnic_wr_opcode(const struct ib_send_wr *wr, bool ud, u8 *op)
+{
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		*op = RNIC_WR_SEND;
+		return 0;
+	case IB_WR_SEND_WITH_IMM:
+		*op = RNIC_WR_SEND_IMM;
+		return 0;
+	default:
+		break;
+	}
+	if (ud)
+		return -EINVAL;
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_INV:
+		*op = RNIC_WR_SEND_INV;
+		return 0;
+	case IB_WR_RDMA_WRITE:
+		*op = RNIC_WR_RDMA_WRITE;
+		return 0;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		*op = RNIC_WR_RDMA_WRITE_IMM;
+		return 0;
+	case IB_WR_RDMA_READ:
+		*op = RNIC_WR_RDMA_READ;
+		return 0;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		*op = RNIC_WR_ATOMIC_CMP_SWP;
+		return 0;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		*op = RNIC_WR_ATOMIC_FETCH_ADD;
+		return 0;
+	case IB_WR_LOCAL_INV:
+		*op = RNIC_WR_LOCAL_INV;
+		return 0;
+	case IB_WR_REG_MR:
+		*op = RNIC_WR_REG_MR;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int rnic_build_send_wqe(struct rnic_qp *qp, const struct ib_send_wr *wr,
+			       void *slot)
+{
+	struct rnic_send_wqe *w = slot;
+	bool ud = qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI;
+	u32 data_off = ud ? RNIC_UD_SGE_OFF : sizeof(*w);
+	u32 max_sge = ud ? RNIC_UD_MAX_SGE : RNIC_SQ_MAX_SGE;
+	u8 op;
+	int i, err;
+
+	err = rnic_wr_opcode(wr, ud, &op);
+	if (err)
+		return err;
+
+	memset(slot, 0, RNIC_SQ_WQE_SIZE);
+	w->wr_id = cpu_to_le64(wr->wr_id);
+	w->opcode = op;
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all)
+		w->flags |= RNIC_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		w->flags |= RNIC_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		w->flags |= RNIC_WQE_FENCE;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		/* ImmDt stays in wire byte order. */
+		w->imm_inv = (__force __le32)wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		w->imm_inv = cpu_to_le32(wr->ex.invalidate_rkey);
+		break;
+	default:
+		break;
+	}
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		w->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		w->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		w->remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
+		w->rkey = cpu_to_le32(atomic_wr(wr)->rkey);
+		w->compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
+		w->swap = cpu_to_le64(atomic_wr(wr)->swap);
+		break;
+	case IB_WR_REG_MR: {
+		struct rnic_mr *mr = to_rmr(reg_wr(wr)->mr);
+
+		w->remote_addr = cpu_to_le64(mr->ibmr.iova);
+		w->rkey = cpu_to_le32(reg_wr(wr)->key);
+		w->imm_inv = cpu_to_le32(reg_wr(wr)->access & 0x1f);
+		w->compare_add = cpu_to_le64(mr->pages_dma);
+		w->inline_len = cpu_to_le32(mr->npages);
+		w->swap = cpu_to_le64(mr->ibmr.length);
+		w->rsvd_11 = ilog2(mr->ibmr.page_size);
+		return 0;
+	}
+	case IB_WR_LOCAL_INV:
+		return 0;
+	default:
+		break;
+	}
+
+	if (ud) {
+		struct rnic_av *av = slot + sizeof(*w);
+
+		*av = to_rah(ud_wr(wr)->ah)->av;
+		w->ud_qpn = cpu_to_le32(ud_wr(wr)->remote_qpn);
+		w->ud_qkey = cpu_to_le32(ud_wr(wr)->remote_qkey);
+	}
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		u32 len = 0;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			u32 l = wr->sg_list[i].length;
+
+			if (len + l > qp->max_inline ||
+			    data_off + len + l > RNIC_SQ_WQE_SIZE)
+				return -EINVAL;
+			memcpy(slot + data_off + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr, l);
+			len += l;
+		}
+		w->flags |= RNIC_WQE_INLINE;
+		w->inline_len = cpu_to_le32(len);
+		return 0;
+	}
+
+	if (wr->num_sge > qp->sq.max_sge || wr->num_sge > max_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		struct rnic_sge *s = slot + data_off + i * sizeof(*s);
+
+		s->addr = cpu_to_le64(wr->sg_list[i].addr);
+		s->length = cpu_to_le32(wr->sg_list[i].length);
+		s->lkey = cpu_to_le32(wr->sg_list[i].lkey);
+	}
+	w->num_sge = wr->num_sge;
+	return 0;
+}
+
+int rnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct rnic_dev *dev = to_rdev(ibqp->device);
+	struct rnic_qp *qp = to_rqp(ibqp);
+	u32 entries = 1u << qp->sq.log_size;
+	unsigned long flags;
+	bool posted = false;
+	int err = 0;
+
+	if (qp->user)
+		return -EINVAL;
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_INIT ||
+	    qp->state == IB_QPS_RTR) {
+		err = -EINVAL;
+		*bad_wr = wr;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		void *slot;
+
+		if (qp->sq.pi - READ_ONCE(qp->sq.ci) >= entries) {
+			err = -ENOMEM;
+			*bad_wr = wr;
+			break;
+		}
+		slot = qp->sq.kring.buf +
+		       (qp->sq.pi & (entries - 1)) * RNIC_SQ_WQE_SIZE;
+		err = rnic_build_send_wqe(qp, wr, slot);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+		qp->sq.pi++;
+		posted = true;
+	}
+	if (posted)
+		rnic_ring_db(dev, RNIC_DB_SQ, qp->qpn, 0, qp->sq.pi);
+out:
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return err;
+}
+
+/* ---- kernel receive path ---- */
+
+static int rnic_build_recv_wqe(const struct ib_recv_wr *wr, u32 max_sge,
+			       void *slot)
+{
+	struct rnic_recv_wqe *w = slot;
+	int i;
+
+	if (wr->num_sge > max_sge || wr->num_sge > RNIC_RQ_MAX_SGE)
+		return -EINVAL;
+	memset(slot, 0, RNIC_RQ_WQE_SIZE);
+	w->wr_id = cpu_to_le64(wr->wr_id);
+	w->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		struct rnic_sge *s = slot + sizeof(*w) + i * sizeof(*s);
+
+		s->addr = cpu_to_le64(wr->sg_list[i].addr);
+		s->length = cpu_to_le32(wr->sg_list[i].length);
+		s->lkey = cpu_to_le32(wr->sg_list[i].lkey);
+	}
+	return 0;
+}
+
+static int rnic_post_wq_recv(struct rnic_dev *dev, struct rnic_wq *wq,
+			     spinlock_t *lock, u32 db, u32 qn,
+			     const struct ib_recv_wr *wr,
+			     const struct ib_recv_wr **bad_wr)
+{
+	u32 entries = 1u << wq->log_size;
+	unsigned long flags;
+	bool posted = false;
+	int err = 0;
+
+	spin_lock_irqsave(lock, flags);
+	for (; wr; wr = wr->next) {
+		void *slot;
+
+		if (wq->pi - READ_ONCE(wq->ci) >= entries) {
+			err = -ENOMEM;
+			*bad_wr = wr;
+			break;
+		}
+		slot = wq->kring.buf + (wq->pi & (entries - 1)) *
+		       RNIC_RQ_WQE_SIZE;
+		err = rnic_build_recv_wqe(wr, wq->max_sge, slot);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+		wq->pi++;
+		posted = true;
+	}
+	if (posted)
+		rnic_ring_db(dev, db, qn, 0, wq->pi);
+	spin_unlock_irqrestore(lock, flags);
+	return err;
+}
+
+int rnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct rnic_qp *qp = to_rqp(ibqp);
+
+	if (qp->user || qp->has_srq || qp->state == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	return rnic_post_wq_recv(to_rdev(ibqp->device), &qp->rq, &qp->rq_lock,
+				 RNIC_DB_RQ, qp->qpn, wr, bad_wr);
+}
+
+/* ---- kernel CQ polling ---- */
+
+static struct rnic_cqe *rnic_cq_next(struct rnic_cq *cq)
+{
+	struct rnic_cqe *cqe = &cq->cqes[cq->ci & ((1u << cq->log_size) - 1)];
+	u8 want = !((cq->ci >> cq->log_size) & 1);
+
+	if ((READ_ONCE(cqe->owner) & RNIC_CQE_OWNER) != want)
+		return NULL;
+	/* Read the body only after the owner bit. */
+	dma_rmb();
+	return cqe;
+}
+
+static enum ib_wc_status rnic_wc_status(u8 st)
+{
+	switch (st) {
+	case RNIC_WC_SUCCESS:
+	case RNIC_WC_LOC_LEN_ERR:
+	case RNIC_WC_LOC_QP_OP_ERR:
+	case RNIC_WC_LOC_PROT_ERR:
+	case RNIC_WC_WR_FLUSH_ERR:
+	case RNIC_WC_MW_BIND_ERR:
+	case RNIC_WC_BAD_RESP_ERR:
+	case RNIC_WC_LOC_ACCESS_ERR:
+	case RNIC_WC_REM_INV_REQ_ERR:
+	case RNIC_WC_REM_ACCESS_ERR:
+	case RNIC_WC_REM_OP_ERR:
+	case RNIC_WC_RETRY_EXC_ERR:
+	case RNIC_WC_RNR_RETRY_EXC_ERR:
+	case RNIC_WC_FATAL_ERR:
+	case RNIC_WC_GENERAL_ERR:
+		return (enum ib_wc_status)st;
+	default:
+		return IB_WC_GENERAL_ERR;
+	}
+}
+
+static bool rnic_wc_opcode(u8 op, enum ib_wc_opcode *out)
+{
+	switch (op) {
+	case RNIC_WC_SEND:
+	case RNIC_WC_RDMA_WRITE:
+	case RNIC_WC_RDMA_READ:
+	case RNIC_WC_COMP_SWAP:
+	case RNIC_WC_FETCH_ADD:
+	case RNIC_WC_BIND_MW:
+	case RNIC_WC_LOCAL_INV:
+	case RNIC_WC_REG_MR:
+	case RNIC_WC_RECV:
+	case RNIC_WC_RECV_RDMA_WITH_IMM:
+		*out = (enum ib_wc_opcode)op;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Fill @wc from a private copy of a CQE; false if the CQE is unusable. */
+static bool rnic_cqe_to_wc(struct rnic_dev *dev, const struct rnic_cqe *c,
+			   struct ib_wc *wc)
+{
+	u32 qpn = le32_to_cpu(c->qpn);
+	enum ib_wc_opcode op;
+	struct rnic_qp *qp;
+	bool recv;
+
+	qp = xa_load(&dev->qp_xa, qpn);
+	if (!qp || qp->user) {
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "CQE for unknown QP %u dropped\n", qpn);
+		return false;
+	}
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = le64_to_cpu(c->wr_id);
+	wc->status = rnic_wc_status(c->status);
+	if (!rnic_wc_opcode(c->opcode, &op)) {
+		op = (c->opcode & RNIC_WC_RECV) ? IB_WC_RECV : IB_WC_SEND;
+		wc->status = IB_WC_GENERAL_ERR;
+	}
+	wc->opcode = op;
+	wc->vendor_err = c->vendor_err;
+	wc->byte_len = le32_to_cpu(c->byte_len);
+	wc->qp = &qp->ibqp;
+	wc->port_num = RNIC_PORT;
+	recv = op & IB_WC_RECV;
+
+	if (recv) {
+		if (c->flags & RNIC_CQE_WITH_IMM) {
+			wc->ex.imm_data = (__force __be32)c->imm_inv;
+			wc->wc_flags |= IB_WC_WITH_IMM;
+		} else if (c->flags & RNIC_CQE_WITH_INV) {
+			wc->ex.invalidate_rkey = le32_to_cpu(c->imm_inv);
+			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		}
+		if (qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI) {
+			wc->src_qp = le32_to_cpu(c->src_qp) & 0xffffff;
+			if (c->flags & RNIC_CQE_GRH)
+				wc->wc_flags |= IB_WC_GRH;
+			if (c->net_type == RNIC_NET_IPV4) {
+				wc->network_hdr_type = RDMA_NETWORK_IPV4;
+				wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			} else if (c->net_type == RNIC_NET_IPV6) {
+				wc->network_hdr_type = RDMA_NETWORK_IPV6;
+				wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			}
+		}
+		/*
+		 * RQ completions come in ring order; an SRQ slot is freed by
+		 * each completion (the kernel SRQ is sized with slack).
+		 */
+		if (qp->has_srq) {
+			struct rnic_srq *srq = to_rsrq(qp->ibqp.srq);
+
+			WRITE_ONCE(srq->wq.ci, srq->wq.ci + 1);
+		} else {
+			WRITE_ONCE(qp->rq.ci, qp->rq.ci + 1);
+		}
+	} else {
+		u32 mask = (1u << qp->sq.log_size) - 1;
+		u32 ci = READ_ONCE(qp->sq.ci);
+		u32 idx = le16_to_cpu(c->wqe_idx) & mask;
+
+		/* This CQE retires every WQE up to and including idx. */
+		WRITE_ONCE(qp->sq.ci, ci + ((idx - ci) & mask) + 1);
+	}
+	return true;
+}
+
+int rnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct rnic_dev *dev = to_rdev(ibcq->device);
+	struct rnic_cq *cq = to_rcq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	if (cq->umem)
+		return -EINVAL;
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num_entries) {
+		struct rnic_cqe *cqe = rnic_cq_next(cq);
+		struct rnic_cqe copy;
+
+		if (!cqe)
+			break;
+		copy = *cqe;
+		cq->ci++;
+		if (rnic_cqe_to_wc(dev, &copy, &wc[n]))
+			n++;
+	}
+	WRITE_ONCE(cq->dbrec->ci, cpu_to_le32(cq->ci));
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+int rnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct rnic_dev *dev = to_rdev(ibcq->device);
+	struct rnic_cq *cq = to_rcq(ibcq);
+	unsigned long irqflags;
+	u64 arm;
+	int ret = 0;
+
+	if (cq->umem)
+		return -EINVAL;
+	arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+	      RNIC_DB_ARM_SOLICITED : RNIC_DB_ARM;
+	spin_lock_irqsave(&cq->lock, irqflags);
+	WRITE_ONCE(cq->dbrec->ci, cpu_to_le32(cq->ci));
+	rnic_ring_db(dev, RNIC_DB_CQ, cq->cqn, arm, cq->ci);
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && rnic_cq_next(cq))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}
+
+/* ---- shared receive queues ---- */
+
+int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct rnic_dev *dev = to_rdev(ibsrq->device);
+	struct rnic_srq *srq = to_rsrq(ibsrq);
+	struct rnic_pd *pd = to_rpd(ibsrq->pd);
+	const struct rnic_device_attr *h = &dev->hw;
+	struct rnic_cmd_create_srq cmd = {};
+	struct rnic_pbl_buf pbuf = {};
+	struct ib_srq_attr *a = &init->attr;
+	u32 max_wr, max_sge;
+	int err;
+
+	if (!(le32_to_cpu(h->cap_flags) & RNIC_DEV_CAP_SRQ))
+		return -EOPNOTSUPP;
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	max_wr = min_t(u32, le32_to_cpu(h->max_srq_wr),
+		       1u << RNIC_WQ_MAX_LOG_SIZE);
+	max_sge = min_t(u32, le32_to_cpu(h->max_srq_sge), RNIC_RQ_MAX_SGE);
+	if (!a->max_wr || a->max_wr > max_wr || a->max_sge > max_sge ||
+	    a->srq_limit > a->max_wr)
+		return -EINVAL;
+
+	spin_lock_init(&srq->lock);
+	srq->uctx = rnic_udata_uctx(udata);
+	srq->wq.max_sge = max_t(u32, a->max_sge, 1);
+	srq->limit = a->srq_limit;
+
+	if (udata) {
+		struct rnic_ucreate_srq ucmd = {};
+		struct rnic_ucreate_srq_resp uresp = {};
+
+		if (udata->inlen < sizeof(ucmd))
+			return -EINVAL;
+		err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
+		if (err)
+			return err;
+		srq->wq.log_size = ucmd.log_size;
+		if (srq->wq.log_size > RNIC_WQ_MAX_LOG_SIZE ||
+		    (1u << srq->wq.log_size) > max_wr ||
+		    (1u << srq->wq.log_size) < a->max_wr)
+			return -EINVAL;
+		err = rnic_wq_user(dev, &srq->wq, le64_to_cpu(ucmd.buf_addr),
+				   le32_to_cpu(ucmd.buf_size),
+				   RNIC_RQ_WQE_SIZE, &cmd.ring, &pbuf);
+		if (err)
+			return err;
+		cmd.log_size = srq->wq.log_size;
+		cmd.max_sge = srq->wq.max_sge;
+		cmd.pdn = cpu_to_le32(pd->pdn);
+		cmd.limit = cpu_to_le32(srq->limit);
+		err = rnic_cmd_create_srq(dev, srq->uctx, &cmd, &srq->srqn);
+		rnic_free_pbl(dev, &pbuf);
+		if (err)
+			goto err_wq;
+		uresp.srqn = cpu_to_le32(srq->srqn);
+		err = ib_copy_to_udata(udata, &uresp,
+				       min(udata->outlen, sizeof(uresp)));
+		if (err)
+			goto err_destroy;
+	} else {
+		/* Slack for out-of-order SRQ completions, see poll_cq. */
+		srq->wq.log_size = order_base_2(a->max_wr) + 1;
+		if (srq->wq.log_size > RNIC_WQ_MAX_LOG_SIZE)
+			srq->wq.log_size = RNIC_WQ_MAX_LOG_SIZE;
+		err = rnic_wq_kernel(dev, &srq->wq, RNIC_RQ_WQE_SIZE, &cmd.ring);
+		if (err)
+			return err;
+		cmd.log_size = srq->wq.log_size;
+		cmd.max_sge = srq->wq.max_sge;
+		cmd.pdn = cpu_to_le32(pd->pdn);
+		cmd.limit = cpu_to_le32(srq->limit);
+		err = rnic_cmd_create_srq(dev, 0, &cmd, &srq->srqn);
+		if (err)
+			goto err_wq;
+	}
+	a->max_wr = 1u << srq->wq.log_size;
+	a->max_sge = srq->wq.max_sge;
+
+	err = xa_insert_irq(&dev->srq_xa, srq->srqn, srq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+	return 0;
+
+err_destroy:
+	rnic_cmd_destroy_srq(dev, srq->uctx, srq->srqn);
+err_wq:
+	rnic_wq_free(dev, &srq->wq);
+	return err;
+}
+
+int rnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct rnic_srq *srq = to_rsrq(ibsrq);
+	int err;
+
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	if (attr->srq_limit > (1u << srq->wq.log_size))
+		return -EINVAL;
+	err = rnic_cmd_modify_srq(to_rdev(ibsrq->device), srq->uctx,
+				  srq->srqn, attr->srq_limit);
+	if (!err)
+		srq->limit = attr->srq_limit;
+	return err;
+}
+
+int rnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct rnic_srq *srq = to_rsrq(ibsrq);
+
+	attr->max_wr = 1u << srq->wq.log_size;
+	attr->max_sge = srq->wq.max_sge;
+	attr->srq_limit = srq->limit;
+	return 0;
+}
+
+int rnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct rnic_dev *dev = to_rdev(ibsrq->device);
+	struct rnic_srq *srq = to_rsrq(ibsrq);
+
+	rnic_cmd_destroy_srq(dev, srq->uctx, srq->srqn);
+	xa_erase_irq(&dev->srq_xa, srq->srqn);
+	rnic_wq_free(dev, &srq->wq);
+	return 0;
+}
+
+int rnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr)
+{
+	struct rnic_srq *srq = to_rsrq(ibsrq);
+
+	if (srq->wq.umem) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	return rnic_post_wq_recv(to_rdev(ibsrq->device), &srq->wq, &srq->lock,
+				 RNIC_DB_SRQ, srq->srqn, wr, bad_wr);
+}
