@@ -153,18 +153,27 @@ static void rnic_comp_progress(RnicState *s, RnicQP *qp)
     rnic_qp_schedule(s, qp);
 }
 
-/* Resends from comp.psn, consuming one retry; false if none was left. */
-static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why)
+/*
+ * Resends from comp.psn; false if the retry budget was exhausted.
+ * Timeouts and sequence NAKs consume a retry.  A gap seen in a read
+ * response stream does not: it is a hint that saves waiting for the
+ * timer, and only a packet from the peer can trigger it.
+ */
+static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
+                            bool consume)
 {
     RnicTransport *tp = qp->tp;
 
-    if (!tp->comp.retry_left) {
-        trace_rnic_tp_retransmit(qp->qpn, "retries exhausted", tp->comp.psn,
-                                 0);
-        rnic_comp_fail_head(s, qp, RNIC_WC_RETRY_EXC_ERR);
-        return false;
+    if (consume) {
+        if (!tp->comp.retry_left) {
+            trace_rnic_tp_retransmit(qp->qpn, "retries exhausted",
+                                     tp->comp.psn, 0);
+            rnic_comp_fail_head(s, qp, RNIC_WC_RETRY_EXC_ERR);
+            return false;
+        }
+        tp->comp.retry_left--;
     }
-    tp->comp.retry_left--;
+    /* Out-of-order packets of the run just abandoned must not retrigger. */
     tp->comp.rewound = true;
     trace_rnic_tp_retransmit(qp->qpn, why, tp->comp.psn,
                              tp->comp.retry_left);
@@ -185,7 +194,10 @@ static void rnic_comp_ack_timeout(void *opaque)
         return;
     }
     s->cnt[RNIC_CNT_ACK_TIMEOUTS]++;
-    rnic_comp_retry(s, qp, "ack timeout");
+    if (rnic_comp_retry(s, qp, "ack timeout", true)) {
+        /* Nothing is in flight any more: the next gap is a new loss. */
+        tp->comp.rewound = false;
+    }
 }
 
 static void rnic_comp_rnr_expired(void *opaque)
@@ -261,7 +273,7 @@ static void rnic_comp_ack_to(RnicState *s, RnicQP *qp, uint32_t ack_psn)
                     rnic_comp_progress(s, qp);
                 }
                 if (!tp->comp.rewound) {
-                    rnic_comp_retry(s, qp, "response missing");
+                    rnic_comp_retry(s, qp, "response missing", false);
                 }
                 rnic_comp_advance(s, qp);
                 return;
@@ -337,7 +349,7 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
         if (psn != tp->comp.psn || tp->comp.rewound) {
             return;                     /* already resending from there */
         }
-        rnic_comp_retry(s, qp, "sequence nak");
+        rnic_comp_retry(s, qp, "sequence nak", true);
         return;
     case RNIC_NAK_INVALID_REQ:
         rnic_comp_fail_head(s, qp, RNIC_WC_REM_INV_REQ_ERR);
@@ -396,7 +408,7 @@ static void rnic_comp_read_resp(RnicState *s, RnicQP *qp, const RnicPkt *p,
     want = rnic_psn_add(w->first_psn, w->read_off / mtu);
     if (psn != want) {
         if (rnic_psn_gt(psn, want) && !tp->comp.rewound) {
-            rnic_comp_retry(s, qp, "read response gap");
+            rnic_comp_retry(s, qp, "read response gap", false);
         }
         trace_rnic_tp_resp_psn(qp->qpn, "read response out of order", psn,
                                want);
