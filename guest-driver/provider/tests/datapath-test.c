@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Host test of the provider's kernel-bypass data path: post_send,
+ * post_recv, the ibv_wr_* API, poll_cq and req_notify_cq run against
+ * rings in plain memory, with this test playing the device (reading WQEs
+ * and doorbells, writing CQEs with owner bits).  No kernel is involved.
+ *
+ * Built against an rdma-core 56.1 build tree, see Makefile.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../rnic.h"
+
+static int failures;
+
+#define CHECK(cond)                                                       \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__,  \
+				__LINE__, #cond);                         \
+			failures++;                                       \
+		}                                                         \
+	} while (0)
+
+#define QPN 0x123
+
+static struct rnic_context *ctx;
+static struct rnic_cq *cq;
+static struct rnic_qp *qp;
+static uint32_t dev_cq_pi;		/* CQEs the fake device has written */
+
+static uint64_t db_read(unsigned int offset)
+{
+	uint64_t v;
+
+	memcpy(&v, (uint8_t *)ctx->db + offset, sizeof(v));
+	return le64toh(v);
+}
+
+static void dev_cqe(uint32_t qpn, uint16_t slot, uint8_t opcode,
+		    uint8_t status, uint64_t wr_id)
+{
+	struct rnic_cqe *e = &cq->cqes[dev_cq_pi & ((1u << cq->log_size) - 1)];
+
+	memset(e, 0, sizeof(*e));
+	e->wr_id = htole64(wr_id);
+	e->qpn = htole32(qpn);
+	e->byte_len = htole32(64);
+	e->wqe_idx = htole16(slot);
+	e->opcode = opcode;
+	e->status = status;
+	e->owner = !((dev_cq_pi >> cq->log_size) & 1);
+	dev_cq_pi++;
+}
+
+static struct rnic_send_wqe *sq_slot(uint32_t slot)
+{
+	return (struct rnic_send_wqe *)((uint8_t *)qp->sq.buf +
+					slot * RNIC_SQ_WQE_SIZE);
+}
+
+static void setup(void)
+{
+	ctx = calloc(1, sizeof(*ctx));
+	if (posix_memalign(&ctx->db, 4096, 4096))
+		abort();
+	memset(ctx->db, 0, 4096);
+	ctx->max_inline = RNIC_MAX_INLINE;
+	ctx->max_sge = RNIC_SQ_MAX_SGE;
+	ctx->max_recv_sge = RNIC_RQ_MAX_SGE;
+
+	cq = calloc(1, sizeof(*cq));
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cq->vcq.cq.context = &ctx->ibv_ctx.context;
+	cq->cqn = 7;
+	cq->log_size = 3;		/* 8 CQEs, wraps quickly */
+	cq->buf_size = 4096 + 4096;
+	cq->buf = rnic_alloc_ring(cq->buf_size);
+	cq->dbrec = cq->buf;
+	cq->cqes = (struct rnic_cqe *)((uint8_t *)cq->buf + 4096);
+
+	qp = calloc(1, sizeof(*qp));
+	qp->vqp.qp.context = &ctx->ibv_ctx.context;
+	qp->vqp.qp.qp_num = QPN;
+	qp->qpn = QPN;
+	qp->type = IBV_QPT_RC;
+	qp->send_cq = cq;
+	qp->recv_cq = cq;
+	qp->max_inline = 64;
+	if (rnic_wq_init(&qp->sq, 2, RNIC_SQ_WQE_SIZE, 2, false) ||
+	    rnic_wq_init(&qp->rq, 2, RNIC_RQ_WQE_SIZE, 1, false))
+		abort();
+	ctx->qp_table[0] = calloc(RNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table[0]));
+	ctx->qp_table[0][QPN] = qp;
+	rnic_qpx_init(qp, IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND);
+}
+
+static void test_post_send(void)
+{
+	char buf[256];
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 16,
+			       .lkey = 0x1100 };
+	struct ibv_send_wr wr[5], *bad = NULL;
+	struct ibv_wc wc[4];
+	int i, n;
+
+	memset(buf, 0xab, sizeof(buf));
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 5; i++) {
+		wr[i].wr_id = 100 + i;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].sg_list = &sge;
+		wr[i].num_sge = 1;
+		wr[i].wr.rdma.rkey = 0x2200;
+		wr[i].wr.rdma.remote_addr = 0x1000 + i;
+		wr[i].next = i < 4 ? &wr[i + 1] : NULL;
+	}
+	wr[2].send_flags = IBV_SEND_SIGNALED;
+	wr[1].send_flags = IBV_SEND_INLINE;
+
+	/* Four fit in the 4-entry SQ, the fifth gets ENOMEM. */
+	CHECK(rnic_post_send(&qp->vqp.qp, wr, &bad) == ENOMEM);
+	CHECK(bad == &wr[4]);
+	CHECK(db_read(RNIC_DB_SQ) == (QPN | (4ull << 32)));
+	CHECK(le64toh(sq_slot(0)->wr_id) == 100);
+	CHECK(sq_slot(0)->opcode == RNIC_WR_RDMA_WRITE);
+	CHECK(sq_slot(0)->num_sge == 1);
+	CHECK(le32toh(sq_slot(0)->rkey) == 0x2200);
+	CHECK(le64toh(sq_slot(3)->remote_addr) == 0x1003);
+	CHECK(sq_slot(2)->flags == RNIC_WQE_SIGNALED);
+	CHECK(sq_slot(1)->flags == RNIC_WQE_INLINE);
+	CHECK(sq_slot(1)->num_sge == 0 && le32toh(sq_slot(1)->inline_len) == 16);
+	CHECK(((uint8_t *)sq_slot(1))[64] == 0xab);
+
+	/* The device completes slot 2: slots 0..2 retire, one WC. */
+	dev_cqe(QPN, 2, RNIC_WC_RDMA_WRITE, RNIC_WC_SUCCESS, 0);
+	n = rnic_poll_cq(&cq->vcq.cq, 4, wc);
+	CHECK(n == 1);
+	CHECK(wc[0].wr_id == 102 && wc[0].status == IBV_WC_SUCCESS &&
+	      wc[0].opcode == IBV_WC_RDMA_WRITE && wc[0].qp_num == QPN);
+	CHECK(qp->sq.tail == 3);
+	CHECK(le32toh(cq->dbrec->ci) == 1);
+
+	/* A duplicate of slot 2, an unknown QPN and a bad opcode: dropped. */
+	dev_cqe(QPN, 2, RNIC_WC_RDMA_WRITE, RNIC_WC_SUCCESS, 0);
+	dev_cqe(QPN + 1, 3, RNIC_WC_RDMA_WRITE, RNIC_WC_SUCCESS, 0);
+	dev_cqe(QPN, 3, 0x77, RNIC_WC_SUCCESS, 0);
+	dev_cqe(QPN, 3, RNIC_WC_REG_MR, RNIC_WC_SUCCESS, 0);
+	/* Slot 3 with a status beyond the table: clamped. */
+	dev_cqe(QPN, 3, RNIC_WC_RDMA_WRITE, 200, 0);
+	n = rnic_poll_cq(&cq->vcq.cq, 4, wc);
+	CHECK(n == 1);
+	CHECK(wc[0].wr_id == 103 && wc[0].status == IBV_WC_GENERAL_ERR);
+	CHECK(qp->sq.tail == 4 && qp->sq.head == 4);
+	CHECK(le32toh(cq->dbrec->ci) == 6);
+
+	/* Nothing new. */
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 4, wc) == 0);
+
+	/* Invalid requests: EINVAL, nothing posted, no doorbell. */
+	wr[4].next = NULL;
+	wr[4].num_sge = 3;
+	CHECK(rnic_post_send(&qp->vqp.qp, &wr[4], &bad) == EINVAL);
+	wr[4].num_sge = 1;
+	wr[4].opcode = IBV_WR_BIND_MW;
+	CHECK(rnic_post_send(&qp->vqp.qp, &wr[4], &bad) == EINVAL);
+	wr[4].opcode = IBV_WR_SEND;
+	wr[4].send_flags = IBV_SEND_INLINE;
+	sge.length = 65;
+	CHECK(rnic_post_send(&qp->vqp.qp, &wr[4], &bad) == EINVAL);
+	CHECK(qp->sq.head == 4);
+	CHECK(db_read(RNIC_DB_SQ) == (QPN | (4ull << 32)));
+	sge.length = 16;
+}
+
+static void test_recv(void)
+{
+	char buf[64];
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64,
+			       .lkey = 0x3300 };
+	struct ibv_recv_wr wr[2], *bad = NULL;
+	struct ibv_wc wc[2];
+	int n;
+
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 200;
+	wr[0].sg_list = &sge;
+	wr[0].num_sge = 1;
+	wr[0].next = &wr[1];
+	wr[1] = wr[0];
+	wr[1].wr_id = 201;
+	wr[1].next = NULL;
+	CHECK(rnic_post_recv(&qp->vqp.qp, wr, &bad) == 0);
+	CHECK(db_read(RNIC_DB_RQ) == (QPN | (2ull << 32)));
+
+	/* Out of order: slot 1 before slot 0 is refused. */
+	dev_cqe(QPN, 1, RNIC_WC_RECV, RNIC_WC_SUCCESS, 0);
+	dev_cqe(QPN, 0, RNIC_WC_RECV, RNIC_WC_SUCCESS, 0);
+	n = rnic_poll_cq(&cq->vcq.cq, 2, wc);
+	CHECK(n == 1);
+	CHECK(wc[0].wr_id == 200 && wc[0].opcode == IBV_WC_RECV &&
+	      wc[0].byte_len == 64);
+	dev_cqe(QPN, 1, RNIC_WC_RECV_RDMA_WITH_IMM, RNIC_WC_SUCCESS, 0);
+	cq->cqes[(dev_cq_pi - 1) & 7].flags = RNIC_CQE_WITH_IMM;
+	cq->cqes[(dev_cq_pi - 1) & 7].imm_inv = htobe32(0x11223344);
+	n = rnic_poll_cq(&cq->vcq.cq, 2, wc);
+	CHECK(n == 1);
+	CHECK(wc[0].wr_id == 201 && (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+	      be32toh(wc[0].imm_data) == 0x11223344);
+}
+
+static void test_wr_api(void)
+{
+	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
+	char buf[8] = "inline!";
+	struct ibv_wc wc[8];
+	uint32_t head = qp->sq.head;
+
+	qpx->wr_start(qpx);
+	qpx->wr_id = 300;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	qpx->wr_rdma_write(qpx, 0x4400, 0x9000);
+	qpx->wr_set_sge(qpx, 0x1100, 0x5000, 32);
+	qpx->wr_id = 301;
+	qpx->wr_flags = 0;
+	qpx->wr_send(qpx);
+	qpx->wr_set_inline_data(qpx, buf, sizeof(buf));
+	CHECK(qpx->wr_complete(qpx) == 0);
+	CHECK(qp->sq.head == head + 2);
+	CHECK(db_read(RNIC_DB_SQ) == (QPN | ((uint64_t)(head + 2) << 32)));
+	CHECK(sq_slot(head & 3)->opcode == RNIC_WR_RDMA_WRITE);
+	CHECK(le32toh(sq_slot(head & 3)->rkey) == 0x4400);
+	CHECK(sq_slot((head + 1) & 3)->flags == RNIC_WQE_INLINE);
+
+	/* An error anywhere drops the whole batch. */
+	qpx->wr_start(qpx);
+	qpx->wr_send(qpx);
+	qpx->wr_set_sge_list(qpx, 3, NULL);
+	CHECK(qpx->wr_complete(qpx) == EINVAL);
+	CHECK(qp->sq.head == head + 2);
+
+	/* Retire both (slot of the second one completes them). */
+	dev_cqe(QPN, (head + 1) & 3, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 8, wc) == 1 && wc[0].wr_id == 301);
+	CHECK(qp->sq.tail == qp->sq.head);
+}
+
+static void test_wrap(void)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_wc wc;
+	int i;
+
+	/* Many rounds through both the 4-entry SQ and the 8-entry CQ. */
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	for (i = 0; i < 1000; i++) {
+		uint32_t slot = qp->sq.head & 3;
+
+		wr.wr_id = 1000 + i;
+		CHECK(rnic_post_send(&qp->vqp.qp, &wr, &bad) == 0);
+		dev_cqe(QPN, slot, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+		CHECK(rnic_poll_cq(&cq->vcq.cq, 1, &wc) == 1);
+		CHECK(wc.wr_id == 1000 + (uint64_t)i);
+	}
+	CHECK(le32toh(cq->dbrec->ci) == dev_cq_pi);
+}
+
+static void test_notify(void)
+{
+	rnic_req_notify_cq(&cq->vcq.cq, 0);
+	CHECK(db_read(RNIC_DB_CQ) ==
+	      (7 | RNIC_DB_ARM | ((uint64_t)cq->ci << 32)));
+	rnic_req_notify_cq(&cq->vcq.cq, 1);
+	CHECK(db_read(RNIC_DB_CQ) ==
+	      (7 | RNIC_DB_ARM_SOLICITED | ((uint64_t)cq->ci << 32)));
+}
+
+int main(void)
+{
+	setup();
+	test_post_send();
+	test_recv();
+	test_wr_api();
+	test_wrap();
+	test_notify();
+	if (failures) {
+		fprintf(stderr, "datapath-test: %d failure(s)\n", failures);
+		return EXIT_FAILURE;
+	}
+	printf("datapath-test: OK\n");
+	return EXIT_SUCCESS;
+}
