@@ -200,7 +200,10 @@ static netdev_tx_t rnic_net_xmit(struct sk_buff *skb, struct net_device *ndev)
 	dma_addr_t dma;
 	u32 idx;
 
-	if (skb_linearize(skb) || skb_put_padto(skb, ETH_ZLEN))
+	if (skb_linearize(skb))
+		goto drop;
+	/* skb_put_padto() frees the skb on failure. */
+	if (skb_put_padto(skb, ETH_ZLEN))
 		goto drop_nofree;
 	if (skb->len > RNIC_NET_MAX_FRAME)
 		goto drop;

@@ -220,7 +220,6 @@ static int rnic_query_device(struct ib_device *ibdev,
 		IB_ATOMIC_NONE;
 	a->max_ah = a->max_qp;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
-			      IB_DEVICE_CHANGE_PHY_PORT |
 			      IB_DEVICE_SYS_IMAGE_GUID;
 	if (caps & RNIC_DEV_CAP_FAST_REG)
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
