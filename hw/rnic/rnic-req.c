@@ -276,8 +276,12 @@ static bool rnic_req_fetch(RnicState *s, RnicQP *qp)
         rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR, "UD message above MTU");
         return false;
     }
-    w->npkts = rnic_wr_is_rd_atomic(w->opcode) && w->opcode !=
-               RNIC_WR_RDMA_READ ? 1 : rnic_tp_npkts(len, mtu);
+    /* An atomic takes one PSN; a READ one per response packet. */
+    if (rnic_wr_is_rd_atomic(w->opcode) && w->opcode != RNIC_WR_RDMA_READ) {
+        w->npkts = 1;
+    } else {
+        w->npkts = rnic_tp_npkts(len, mtu);
+    }
     if (w->npkts > RNIC_TP_MAX_MSG_PKTS) {
         rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR, "message too many packets");
         return false;
@@ -437,9 +441,9 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
         }
     }
     p.payload_len = n;
+    /* Only messages that consume a receive WQE can be solicited. */
     if (last && (w->flags & RNIC_WQE_SOLICITED) &&
-        (w->opcode == RNIC_WR_SEND || w->opcode == RNIC_WR_SEND_IMM ||
-         w->opcode == RNIC_WR_SEND_INV || w->opcode == RNIC_WR_RDMA_WRITE_IMM)) {
+        w->opcode != RNIC_WR_RDMA_WRITE && !rnic_wr_is_rd_atomic(w->opcode)) {
         p.bth.se = true;
     }
     if (qp->type == RNIC_QPT_RC &&
