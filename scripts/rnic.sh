@@ -114,6 +114,7 @@ cmd_demo() {
 meson_setup() {
     local opts=(
         -Dqemu_binary="$QEMU_WRAP"
+        -Dqemu_build_dir="$QEMU_BUILD"
         -Dguest_kernel="$IMAGE_KERNEL"
         -Dguest_initrd="$IMAGE_INITRD"
         -Dguest_image="$IMAGE_FILE"

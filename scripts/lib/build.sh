@@ -42,10 +42,13 @@ step_configure_qemu() {
     stamp_set qemu-configure "$h"
 }
 
-# Targets beyond the emulator that exist once our patches wire them up.
+# Targets beyond the emulator that exist once our patches wire them up:
+# the qtests (tests/qtest/rnic-test.c is compiled into qos-test, or into
+# a binary of its own).
 qemu_extra_targets() {
+    [ -d "$RNIC_ROOT/tests/qtest" ] || return 0
     ninja -C "$QEMU_BUILD" -t targets all 2>/dev/null |
-        sed -n 's/^\(tests\/qtest\/rnic-test\): .*/\1/p' | sort -u
+        sed -n 's/^\(tests\/qtest\/\(rnic-test\|qos-test\)\): .*/\1/p' | sort -u
 }
 
 step_build_qemu() {
@@ -53,6 +56,13 @@ step_build_qemu() {
     mapfile -t targets < <(qemu_extra_targets)
     echo "ninja targets: qemu-system-x86_64 ${targets[*]}"
     timeout 5400 ninja -C "$QEMU_BUILD" qemu-system-x86_64 "${targets[@]}"
+    # Option ROMs for -kernel boot (linuxboot_dma.bin, ...): built by make,
+    # not ninja, with the host compiler in 32-bit mode (gcc-multilib).
+    if [ -f "$QEMU_BUILD/pc-bios/optionrom/config.mak" ]; then
+        timeout 600 make -C "$QEMU_BUILD/pc-bios/optionrom" all
+    fi
+    [ -f "$QEMU_BUILD/pc-bios/optionrom/linuxboot_dma.bin" ] ||
+        { echo "linuxboot_dma.bin was not built (is gcc-multilib installed?)"; return 1; }
     mkdir -p "$(dirname "$QEMU_WRAP")"
     {
         echo '#!/bin/sh'

@@ -127,6 +127,6 @@ stamp_clear() { rm -f "$STAMPS/$1"; }
 
 # Git identity for the throw-away repositories under .cache/src.
 git_local() {
-    git -c user.name='rnic build' -c user.email='rnic-build@localhost' \
+    git -c user.name='rnic build' -c user.email='rnic-build@localhost' -c gc.auto=0 \
         -c advice.detachedHead=false -c init.defaultBranch=main "$@"
 }

@@ -26,7 +26,7 @@ SRC
 # running the VMs and the test suite.
 RNIC_HOST_PACKAGES="
     git ca-certificates dpkg-dev xz-utils zstd rsync
-    gcc g++ make pkg-config ninja-build cmake flex bison
+    gcc g++ gcc-multilib make pkg-config ninja-build cmake flex bison
     python3 python3-venv
     libglib2.0-dev libpixman-1-dev zlib1g-dev libslirp-dev libfdt-dev
     libnl-3-dev libnl-route-3-dev libudev-dev

@@ -34,6 +34,23 @@ guest_kernel_release() {
     find "$root/lib/modules" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | LC_ALL=C sort -V | tail -n1
 }
 
+# Mount what package scripts and dkms expect inside the chroot; undone by
+# chroot_unmount (also called from an EXIT trap, so a failure cleans up).
+chroot_mount() {
+    local r=$1
+    mountpoint -q "$r/proc" || mount -t proc proc "$r/proc"
+    mountpoint -q "$r/sys" || mount -t sysfs sysfs "$r/sys"
+    mountpoint -q "$r/dev" || mount --bind /dev "$r/dev"
+}
+
+chroot_unmount() {
+    local r=$1 m
+    # Innermost first.
+    for m in $(awk -v r="$r/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r); do
+        umount "$m" 2>/dev/null || umount -l "$m"
+    done
+}
+
 base_hash() {
     hash_inputs "$PACKAGES_FILE" "str:$GUEST_SUITE $IMAGE_BASE_RECIPE"
 }
@@ -46,6 +63,7 @@ step_image_base() {
         return 0
     fi
     stamp_clear image-base
+    chroot_unmount "$IMG_BASE.tmp"
     rm -rf "$IMG_BASE" "$IMG_BASE.tmp"
     mkdir -p "$IMG" "$IMG_DEBS"
     local include
@@ -56,11 +74,14 @@ step_image_base() {
         "$GUEST_SUITE" "$IMG_BASE.tmp" "$GUEST_MIRROR"
 
     local r=$IMG_BASE.tmp
+    # debootstrap may leave its /proc mounted; take over from here.
+    trap 'chroot_unmount "$IMG_BASE.tmp"' EXIT
+    chroot_unmount "$r"
+    chroot_mount "$r"
     # Small initrd that can mount ext4 from virtio-blk: a fixed module list
     # (MODULES=dep cannot see the VM's hardware from a chroot).
     cat >"$r/etc/initramfs-tools/conf.d/rnic.conf" <<'CONF'
 MODULES=list
-COMPRESS=zstd
 CONF
     cat >"$r/etc/initramfs-tools/modules" <<'MODS'
 virtio_pci
@@ -76,6 +97,8 @@ MODS
     chroot "$r" passwd -d root >/dev/null
     chroot "$r" apt-get clean
     rm -rf "$r/var/lib/apt/lists/"* "$r/var/cache/apt/"*.bin
+    chroot_unmount "$r"
+    trap - EXIT
     mv "$r" "$IMG_BASE"
     stamp_set image-base "$h"
     du -sh "$IMG_BASE"
@@ -87,7 +110,8 @@ final_hash() {
     # shellcheck disable=SC2086
     hash_inputs "str:$(cat "$STAMPS/image-base" 2>/dev/null)" \
         "$RNIC_ROOT/scripts/guest" "$RNIC_ROOT/scripts/lib/image.sh" \
-        "$RNIC_ROOT/guest-driver" "$RNIC_ROOT/include" $prov "str:$IMAGE_SIZE"
+        "$RNIC_ROOT/guest-driver" "$RNIC_ROOT/include" \
+        "$RNIC_ROOT/hw/rnic/rnic-abi.h" $prov "str:$IMAGE_SIZE" "str:kmod=${RNIC_NO_KMOD:-yes}"
 }
 
 # dkms hook: builds and installs guest-driver/kernel for the guest kernel.
@@ -95,6 +119,10 @@ install_kernel_module() {
     local r=$1 kver=$2 kdir=$RNIC_ROOT/guest-driver/kernel
     if [ ! -f "$kdir/dkms.conf" ]; then
         echo "no guest-driver/kernel/dkms.conf yet: skipping the kernel module"
+        return 0
+    fi
+    if [ -n "${RNIC_NO_KMOD:-}" ]; then
+        echo "RNIC_NO_KMOD is set: skipping the kernel module"
         return 0
     fi
     local name ver
@@ -118,16 +146,19 @@ install_kernel_module() {
 }
 
 # stage_kmod_tree DEST: the kernel module source as dkms sees it:
-# guest-driver/kernel/* at the top and the shared ABI headers (include/)
-# copied to DEST/rnic-abi.
+# guest-driver/kernel/* at the top, and the shared ABI headers (the files of
+# include/ and hw/rnic/rnic-abi.h) copied flat into DEST/rnic-abi/, so the
+# module's Kbuild can use -I$(src)/rnic-abi there and the repo paths in tree.
 stage_kmod_tree() {
     local dest=$1
     rm -rf "$dest"
-    mkdir -p "$dest"
+    mkdir -p "$dest/rnic-abi"
     cp -a "$RNIC_ROOT/guest-driver/kernel/." "$dest/"
     if [ -d "$RNIC_ROOT/include" ]; then
-        mkdir -p "$dest/rnic-abi"
         cp -a "$RNIC_ROOT/include/." "$dest/rnic-abi/"
+    fi
+    if [ -f "$RNIC_ROOT/hw/rnic/rnic-abi.h" ]; then
+        cp -a "$RNIC_ROOT/hw/rnic/rnic-abi.h" "$dest/rnic-abi/"
     fi
 }
 
@@ -140,7 +171,10 @@ install_provider() {
         found=1
         case $f in
             *.so) install -D -m 0755 "$f" "$r/usr/lib/x86_64-linux-gnu/libibverbs/$(basename "$f")" ;;
-            *.driver) install -D -m 0644 "$f" "$r/etc/libibverbs.d/$(basename "$f")" ;;
+            # The build tree's driver file names the library by its build
+            # path; the installed one names the provider only.
+            *.driver) mkdir -p "$r/etc/libibverbs.d"
+                      echo "driver rnic" >"$r/etc/libibverbs.d/rnic.driver" ;;
         esac
         echo "installed provider file $(basename "$f")"
     done < <(provider_outputs)
@@ -156,8 +190,10 @@ step_image_final() {
     fi
     stamp_clear image-final
     local r=$IMG_WORK
+    chroot_unmount "$r"
     mkdir -p "$r"
-    rsync -a --delete "$IMG_BASE/" "$r/"
+    rsync -a -x --delete "$IMG_BASE/" "$r/"
+    trap 'chroot_unmount "$IMG_WORK"' EXIT
     local kver
     kver=$(guest_kernel_release "$r")
     echo "guest kernel: $kver"
@@ -173,7 +209,10 @@ step_image_final() {
     ln -sfn /opt/rnic/bin "$r/opt/rnic/sbin"
 
     install_provider "$r"
+    chroot_mount "$r"
     install_kernel_module "$r" "$kver"
+    chroot_unmount "$r"
+    trap - EXIT
 
     printf 'image built %s\nkernel %s\n' "$(date -u +%FT%TZ)" "$kver" >"$r/opt/rnic/IMAGE-INFO"
     rm -f "$IMAGE_FILE.tmp"
