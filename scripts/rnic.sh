@@ -17,6 +17,14 @@
 
 set -euo pipefail
 
+# A shell started in the background by a non-interactive shell begins with
+# SIGINT ignored, and bash cannot trap a signal ignored on entry: restore
+# the defaults once so that SIGINT always stops us (and our VMs) cleanly.
+if [ -z "${RNIC_SIGNALS_RESET:-}" ]; then
+    export RNIC_SIGNALS_RESET=1
+    exec env --default-signal=INT,QUIT,TERM,HUP "$0" "$@"
+fi
+
 RNIC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export RNIC_ROOT
 # shellcheck source=scripts/lib/common.sh
