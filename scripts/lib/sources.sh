@@ -64,27 +64,41 @@ step_fetch_rdma_core() {
     make_baseline "$RDMA_SRC"
 }
 
-# apply_patches TREE PATCHDIR: reset TREE to its baseline and 'git am' every
-# PATCHDIR/*.patch in order.
+# apply_patches TREE PATCHDIR: make TREE the baseline plus every
+# PATCHDIR/*.patch, applied in order with 'git am'.  The patches are applied
+# in a scratch worktree first and TREE is then switched to the result, so
+# files whose content does not change keep their timestamps (and the
+# incremental build stays incremental); a patch that does not apply leaves
+# TREE as it was.
 apply_patches() {
     local tree=$1 pdir=$2
-    git_local -C "$tree" am --abort >/dev/null 2>&1 || true
-    git_local -C "$tree" checkout -q -f -B main rnic-baseline
-    git_local -C "$tree" clean -q -fdx
+    local wt=$tree.patching
     local patches=()
     if [ -d "$pdir" ]; then
         mapfile -t patches < <(find "$pdir" -maxdepth 1 -type f -name '*.patch' | LC_ALL=C sort)
     fi
+    git_local -C "$tree" am --abort >/dev/null 2>&1 || true
+    git_local -C "$tree" worktree remove --force "$wt" >/dev/null 2>&1 || true
+    rm -rf "$wt"
+    git_local -C "$tree" worktree prune
+    git_local -C "$tree" worktree add -q --detach "$wt" rnic-baseline
     if [ "${#patches[@]}" -eq 0 ]; then
         echo "no patches in $(rel "$pdir")"
-        return 0
+    else
+        echo "applying ${#patches[@]} patch(es) from $(rel "$pdir")"
+        if ! git_local -C "$wt" am --3way --keep-cr "${patches[@]}"; then
+            git_local -C "$wt" am --abort || true
+            git_local -C "$tree" worktree remove --force "$wt" || true
+            echo "a patch from $(rel "$pdir") does not apply (see above)"
+            return 1
+        fi
     fi
-    echo "applying ${#patches[@]} patch(es) from $(rel "$pdir")"
-    if ! git_local -C "$tree" am --3way --keep-cr "${patches[@]}"; then
-        git_local -C "$tree" am --abort || true
-        echo "a patch from $(rel "$pdir") does not apply (see above)"
-        return 1
-    fi
+    local new
+    new=$(git -C "$wt" rev-parse HEAD)
+    git_local -C "$tree" worktree remove --force "$wt"
+    git_local -C "$tree" checkout -q -f -B main "$new"
+    git_local -C "$tree" clean -q -fd
+    git_local -C "$tree" log --oneline rnic-baseline..HEAD
 }
 
 # link_into TREE SRCPATH DESTPATH: symlink a repo path into an upstream tree.
