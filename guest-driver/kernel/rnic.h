@@ -170,6 +170,7 @@ struct rnic_qp {
 	bool sig_all;
 	bool user;
 	u32 max_inline;
+	u32 qkey;			/* from MODIFY_QP, for UD sends */
 	bool has_srq;
 	struct ib_qp_cap cap;		/* as granted at creation */
 	spinlock_t sq_lock;		/* kernel SQ */

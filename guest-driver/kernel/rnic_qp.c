@@ -7,6 +7,7 @@
 #include <linux/dma-mapping.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "rnic.h"
@@ -378,6 +379,8 @@ int rnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = rnic_cmd_modify_qp(dev, qp->uctx, &cmd);
 	if (err)
 		return err;
+	if (attr_mask & IB_QP_QKEY)
+		WRITE_ONCE(qp->qkey, attr->qkey);
 	qp->state = next;
 	if (next == IB_QPS_RESET && !qp->user) {
 		/* The device cleared its ring indices; so do we. */
@@ -563,10 +566,14 @@ static int rnic_build_send_wqe(struct rnic_qp *qp, const struct ib_send_wr *wr,
 
 	if (ud) {
 		struct rnic_av *av = slot + sizeof(*w);
+		u32 qkey = ud_wr(wr)->remote_qkey;
 
+		/* A qkey with the top bit set asks for the QP's own qkey. */
+		if (qkey & IB_QP_SET_QKEY)
+			qkey = qp->type == RNIC_QPT_GSI ? IB_QP1_QKEY : qp->qkey;
 		*av = to_rah(ud_wr(wr)->ah)->av;
 		w->ud_qpn = cpu_to_le32(ud_wr(wr)->remote_qpn);
-		w->ud_qkey = cpu_to_le32(ud_wr(wr)->remote_qkey);
+		w->ud_qkey = cpu_to_le32(qkey);
 	}
 
 	if (wr->send_flags & IB_SEND_INLINE) {
