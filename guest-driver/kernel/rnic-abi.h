@@ -794,7 +794,9 @@ struct rnic_cqe {
     rnic_le32 imm_inv;              /* as on the wire */
     rnic_le32 src_qp;               /* UD */
     rnic_le16 wqe_idx;              /* SQ/RQ/SRQ index of the completed WQE */
-    uint8_t opcode;                 /* enum rnic_wc_opcode, low 8 bits */
+    uint8_t opcode;                 /* enum rnic_wc_opcode, low 8 bits;
+                                     * set in error CQEs too: RECV* for
+                                     * RQ/SRQ WQEs, else the send opcode */
     uint8_t status;                 /* enum rnic_wc_status */
     uint8_t flags;                  /* RNIC_CQE_* */
     uint8_t vendor_err;
