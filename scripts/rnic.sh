@@ -3,7 +3,8 @@
 #
 # rnic.sh: one entry point to fetch, build, test and demo rnic.
 #
-#   ./scripts/rnic.sh demo [--rnic]   build everything, two VMs exchange verified data
+#   ./scripts/rnic.sh demo [--rxe]    build everything, two VMs exchange verified data
+#   ./scripts/rnic.sh bench           rnic vs Soft-RoCE in the same VMs, with ratios
 #   ./scripts/rnic.sh test [ARGS]     build what the tests need, run every suite
 #                                     (ARGS go to 'meson test', e.g. --suite vm)
 #   ./scripts/rnic.sh build           fetch and build everything, run nothing
@@ -105,18 +106,28 @@ vmlaunch() {
 }
 
 cmd_demo() {
-    # The demo runs over Soft-RoCE by default; RNIC_DEMO_MODE=rnic or
-    # 'demo --rnic' switches it to the emulated rnic device.
-    local mode=${RNIC_DEMO_MODE:-rxe}
+    # The demo runs over the rnic device; 'demo --rxe' (or RNIC_DEMO_MODE=rxe)
+    # runs the same exchange over Soft-RoCE on virtio-net for comparison.
+    local mode=${RNIC_DEMO_MODE:-rnic}
     [ "${1:-}" = --rnic ] && { mode=rnic; shift; }
     [ "${1:-}" = --rxe ] && { mode=rxe; shift; }
     do_build
-    note "demo: two VMs, ibv_rc_pingpong -c (data-verifying) over $mode"
-    if run_fg demo vmlaunch --name demo "--$mode" --timeout 600 --cmd 'rnic-pingpong 500 4096' "$@"; then
+    note "demo: two VMs over $mode: ibv_rc_pingpong -c and rping -V (data verified), then ib_write_bw"
+    if run_fg demo vmlaunch --name demo "--$mode" --timeout 600 \
+        --cmd 'rnic-pingpong 500 4096 && RNIC_BW_ITERS=1000 rnic-write-bw' "$@"; then
         note "demo passed: the two VMs exchanged and verified data over $mode"
     else
         exit 1
     fi
+}
+
+cmd_bench() {
+    # rnic against Soft-RoCE in the same two VMs, in one run: each VM has
+    # the rnic device and rxe0 on its virtio NIC.
+    do_build
+    note "bench: rnic vs rxe in the same two VMs (ib_write_bw 64 KiB, ib_send_lat)"
+    run_fg bench vmlaunch --name bench --rnic --rxe --timeout 1200 \
+        --cmd 'rnic-bench' "$@" || exit 1
 }
 
 meson_setup() {
@@ -179,6 +190,7 @@ main() {
     [ $# -gt 0 ] && shift
     case $cmd in
         demo) cmd_demo "$@" ;;
+        bench) cmd_bench "$@" ;;
         test) cmd_test "$@" ;;
         build) do_build ;;
         deps) do_deps ;;

@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Path MTU 1024 and 4096: data-verifying ping-pong and WRITE bandwidth with
+# the QP's path MTU forced (-m).  4096 needs a jumbo netdev MTU first.
+# vmlaunch: -n 2 --rnic --timeout 900
+set -e
+fail() { echo "rnic-mtu: FAILED: $*"; exit 1; }
+
+RNIC_PP_ARGS="-m 1024" RNIC_NO_RPING=1 rnic-pingpong 100 65536
+rnic-perf ib_write_bw -m 1024 -s 65536 -n 200 --report_gbits
+
+ip link set "$RNIC_RNIC_NETDEV" mtu 9000
+for i in $(seq 1 50); do
+    ibv_devinfo -d "$RNIC_IBDEV" | grep -q "active_mtu:.*4096" && break
+    sleep 0.1
+done
+ibv_devinfo -d "$RNIC_IBDEV" | grep -q "active_mtu:.*4096" ||
+    fail "active_mtu did not follow the netdev MTU of 9000"
+RNIC_PP_ARGS="-m 4096" RNIC_NO_RPING=1 rnic-pingpong 100 65536
+rnic-perf ib_write_bw -m 4096 -s 65536 -n 200 --report_gbits
+echo "rnic-mtu: OK on $(hostname)"
