@@ -420,8 +420,10 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
         }
         if (info->flags & RNIC_HDR_DETH) {
             /* A qkey with the top bit set means "use the QP's". */
-            p.deth.qkey = (w->ud_qkey & 0x80000000u) && qp->type !=
-                          RNIC_QPT_GSI ? qp->qkey : w->ud_qkey;
+            uint32_t own = qp->type == RNIC_QPT_GSI ? RNIC_TP_GSI_QKEY
+                                                    : qp->qkey;
+
+            p.deth.qkey = (w->ud_qkey & 0x80000000u) ? own : w->ud_qkey;
             p.deth.src_qp = qp->qpn;
         }
         if (n) {

@@ -806,7 +806,7 @@ static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
         .flags = RNIC_CQE_GRH,
         .net_type = p->ip_ver == 4 ? RNIC_NET_IPV4 : RNIC_NET_IPV6,
     };
-    uint32_t want_qkey = qp->type == RNIC_QPT_GSI ? 0x80010000u : qp->qkey;
+    uint32_t want_qkey = qp->type == RNIC_QPT_GSI ? RNIC_TP_GSI_QKEY : qp->qkey;
     RnicMemErr err;
 
     if (p->deth.qkey != want_qkey) {

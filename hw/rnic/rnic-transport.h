@@ -23,6 +23,9 @@
 #include "rnic-wire.h"
 
 /* WQEs in flight between sq.ci and the fetch pointer (power of two). */
+/* QP1's Q_Key is fixed by the spec, whatever MODIFY_QP said. */
+#define RNIC_TP_GSI_QKEY            0x80010000u
+
 #define RNIC_TP_MAX_INFLIGHT        64
 /* Packets sent and not yet acknowledged before the requester waits. */
 #define RNIC_TP_WINDOW              256
