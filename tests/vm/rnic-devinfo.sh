@@ -4,6 +4,8 @@
 # ibv_devinfo -v shows the rnic device with its port ACTIVE, RoCE v2 GIDs
 # for the netdev's IPv4 and IPv6 addresses, and the limits the device
 # properties set (max-qp is lowered here to prove query_device reports it).
+# The Ethernet function carries the non-RoCE traffic: the VMs ping each
+# other over the rnic netdev on IPv4 and IPv6.
 # vmlaunch: -n 2 --rnic --rnic-opt max-qp=200 --rnic-opt max-cq=300 --timeout 300
 set -u
 fail() { echo "rnic-devinfo: FAILED: $*"; exit 1; }
@@ -30,4 +32,12 @@ for n in tx_pkts rx_pkts retransmits loopback_pkts; do
     [ -r "$c/$n" ] || fail "no hw counter $n"
 done
 rdma link show "$RNIC_IBDEV/1" | grep -q "state ACTIVE" || fail "rdma link is not ACTIVE"
+peer=$((1 - RNIC_VM_INDEX))
+v4=RNIC_VM${peer}_RNIC_IP4
+v6=RNIC_VM${peer}_RNIC_IP6
+eth_before=$(cat "$c/eth_rx_pkts")
+rnic-retry 10 1 ping -c 3 -W 2 -I "$RNIC_RNIC_NETDEV" "${!v4}" || fail "no IPv4 ping over the rnic netdev"
+rnic-retry 10 1 ping -6 -c 3 -W 2 -I "$RNIC_RNIC_NETDEV" "${!v6}" || fail "no IPv6 ping over the rnic netdev"
+eth_after=$(cat "$c/eth_rx_pkts")
+[ "$eth_after" -gt "$eth_before" ] || fail "Ethernet RX counter did not move"
 echo "rnic-devinfo: OK on $(hostname)"
