@@ -220,7 +220,10 @@ uint32_t rnic_icrc(const uint8_t *ip, size_t ip_hlen, size_t len)
     size_t mlen = ip_hlen + RNIC_UDP_HLEN + RNIC_BTH_LEN;
     uLong crc;
 
-    assert(ip_hlen <= RNIC_IPV4_MAX_HLEN && len >= mlen);
+    /* The parser and the builder never pass these; refuse, don't trust. */
+    if (ip_hlen > RNIC_IPV4_MAX_HLEN || len < mlen) {
+        return 0;
+    }
 
     memcpy(masked, ip, mlen);
     if ((ip[0] >> 4) == 4) {
