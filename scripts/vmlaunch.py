@@ -94,6 +94,9 @@ def parse_args(argv):
     p.add_argument("--rxe", action="store_true",
                    help="create Soft-RoCE rxe0 on the virtio NIC before the command "
                    "(with --rnic too: rxe0 next to the rnic device)")
+    p.add_argument("--interop", action="store_true",
+                   help="with --rnic: VM 1 gets no rnic device; Soft-RoCE rxe0 on a "
+                   "virtio NIC on the rnic segment talks to VM 0's rnic device")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VAL",
                    help="extra environment variable for the guest command")
     p.add_argument("--timeout", type=float, default=600,
@@ -138,6 +141,8 @@ def parse_args(argv):
         p.error("one of --cmd, --script or --vm-cmd is required")
     if args.cmd and args.script:
         p.error("--cmd and --script exclude each other")
+    if args.interop and not args.rnic:
+        p.error("--interop needs --rnic")
     if not 1 <= args.vms <= 250:
         p.error("--vms must be between 1 and 250")
     if args.firmware_dir is None:
@@ -305,7 +310,7 @@ class Launcher:
 
     def guest_env(self, i):
         n = self.args.vms
-        env = {"RNIC_VM_INDEX": str(i), "RNIC_NVMS": str(n), "RNIC_MODE": self.mode,
+        env = {"RNIC_VM_INDEX": str(i), "RNIC_NVMS": str(n), "RNIC_MODE": self.vm_mode(i),
                "RNIC_CMD_TIMEOUT": str(int(self.args.guest_timeout))}
         data_key = "RNIC_IP4" if self.args.rnic else "IP4"
         for j in range(n):
@@ -331,6 +336,12 @@ class Launcher:
             k, _, v = kv.partition("=")
             env[k] = v
         return "".join("%s=%s\n" % (k, shlex.quote(v)) for k, v in sorted(env.items()))
+
+    def vm_mode(self, i):
+        # Interop: every VM but VM 0 runs rxe on its NIC of the rnic segment.
+        if self.args.interop and i > 0:
+            return "rxe-peer"
+        return self.mode
 
     # ---- QEMU command lines ------------------------------------------------
 
@@ -369,7 +380,12 @@ class Launcher:
                  "-device", "virtio-rng-pci",
                  "-netdev", self.netdev(i, "n0", 0, net),
                  "-device", "virtio-net-pci,netdev=n0,mac=%s,romfile=" % addrs["MAC"]]
-        if a.rnic:
+        if a.rnic and self.vm_mode(i) == "rxe-peer":
+            # Same MAC and addresses as an rnic NIC would have, so the
+            # guest sets it up the same way; rxe0 goes on top of it.
+            dev = "virtio-net-pci,netdev=r0,mac=%s,romfile=" % addrs["RNIC_MAC"]
+            argv += ["-netdev", self.netdev(i, "r0", 1, net), "-device", dev]
+        elif a.rnic:
             dev = "rnic,netdev=r0,mac=%s" % addrs["RNIC_MAC"]
             for opt in a.rnic_opt:
                 dev += "," + opt
