@@ -2460,6 +2460,142 @@ static void test_gsi_qp(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(e.qp.qpn, ==, 2);
 }
 
+/* ---- UD and GSI send: the DETH ---- */
+
+/* Where no memory or device decodes: DMA there fails. */
+#define BAD_DMA         0x7f0000000000ull
+
+#define OPC_UD_SEND_ONLY    0x64
+#define DETH_LEN            8
+#define GSI_QKEY            0x80010000u
+#define UD_QKEY             0x11223344u
+
+/* A UD/GSI QP on the env's PD and CQ, moved to RTS with @qkey. */
+static void env_ud_qp(Env *e, QRnicQp *qp, uint8_t type, uint32_t qkey)
+{
+    struct rnic_qp_attr a;
+    uint32_t port = type == RNIC_QPT_UD ? RNIC_QP_ATTR_PORT : 0;
+
+    g_assert_cmpuint(qrnic_create_qp(e->r, qp, type, e->pdn, e->cq.cqn,
+                                     e->cq.cqn, 4, 5), ==, RNIC_CMD_OK);
+    attr_for(&a, RNIC_QPS_INIT);
+    a.qkey = cpu_to_le32(qkey);
+    g_assert_cmpuint(qrnic_modify_qp(e->r, qp->qpn, RNIC_QP_ATTR_STATE |
+                                     RNIC_QP_ATTR_PKEY_INDEX |
+                                     RNIC_QP_ATTR_QKEY | port, &a),
+                     ==, RNIC_CMD_OK);
+    attr_for(&a, RNIC_QPS_RTR);
+    g_assert_cmpuint(qrnic_modify_qp(e->r, qp->qpn, RNIC_QP_ATTR_STATE, &a),
+                     ==, RNIC_CMD_OK);
+    attr_for(&a, RNIC_QPS_RTS);
+    g_assert_cmpuint(qrnic_modify_qp(e->r, qp->qpn, RNIC_QP_ATTR_STATE |
+                                     RNIC_QP_ATTR_SQ_PSN, &a),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qp_state(e, qp), ==, RNIC_QPS_RTS);
+}
+
+/*
+ * Posts and rings a signaled UD SEND of @len bytes from the MR at offset
+ * 0 to PEER_QPN, with the address vector at offset 64 of the WQE.
+ */
+static void post_ud_send(Env *e, QRnicQp *qp, uint64_t wr_id, uint32_t qkey,
+                         uint8_t sgid_index, uint32_t len)
+{
+    uint8_t buf[RNIC_SQ_WQE_SIZE] = { 0 };
+    struct rnic_send_wqe w;
+    struct rnic_av av = { 0 };
+    struct rnic_sge sge;
+    uint32_t idx = qp->sq_pi & ((1u << qp->sq_log_size) - 1);
+
+    send_wqe(&w, wr_id, RNIC_WR_SEND, 1);
+    w.ud_qpn = cpu_to_le32(PEER_QPN);
+    w.ud_qkey = cpu_to_le32(qkey);
+    ipv4_gid(PEER_IP, av.dgid);
+    memcpy(av.dmac, peer_mac, 6);
+    av.sgid_index = sgid_index;
+    av.hop_limit = 64;
+    av.net_type = RNIC_NET_IPV4;
+    sge_of(&sge, &e->mr, 0, len);
+    memcpy(buf, &w, sizeof(w));
+    memcpy(buf + 64, &av, sizeof(av));
+    memcpy(buf + 128, &sge, sizeof(sge));
+    qtest_memwrite(qrnic_qts(e->r), qp->sq_buf + idx * RNIC_SQ_WQE_SIZE,
+                   buf, sizeof(buf));
+    qp->sq_pi++;
+    qrnic_ring_sq(e->r, qp);
+}
+
+/* The next frame is a UD SEND from @qp with @qkey, and it completes. */
+static void expect_ud_send(Env *e, QRnicQp *qp, uint64_t wr_id, uint32_t qkey,
+                           const uint8_t *payload, uint32_t len)
+{
+    struct rnic_cqe cqe;
+    Roce f;
+
+    recv_roce(e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_UD_SEND_ONLY);
+    g_assert_cmpuint(f.payload_len, ==, DETH_LEN + len);
+    g_assert_cmphex((uint32_t)ldl_be_p(f.payload), ==, qkey);
+    g_assert_cmphex(ld24(f.payload + 5), ==, qp->qpn);
+    g_assert_cmpmem(f.payload + DETH_LEN, len, payload, len);
+
+    g_assert_true(qrnic_cq_wait(e->r, &e->cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_SEND);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
+}
+
+/*
+ * A UD/GSI WQE qkey with the top bit set means the QP's own: the fixed
+ * GSI qkey for QP1 (whatever MODIFY_QP set), the MODIFY_QP one for UD.
+ * A qkey with the top bit clear goes out as it is.
+ */
+static void test_ud_gsi_qkey(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp gsi, ud;
+    uint8_t payload[32];
+
+    env_basic(&e, obj, data);
+    fill_pattern(payload, sizeof(payload), 0x42);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, payload, sizeof(payload));
+
+    env_ud_qp(&e, &gsi, RNIC_QPT_GSI, 0x1234);
+    g_assert_cmpuint(gsi.qpn, ==, 1);
+    post_ud_send(&e, &gsi, 0x101, 0x80000000u, 0, sizeof(payload));
+    expect_ud_send(&e, &gsi, 0x101, GSI_QKEY, payload, sizeof(payload));
+    post_ud_send(&e, &gsi, 0x102, 0x5678, 0, sizeof(payload));
+    expect_ud_send(&e, &gsi, 0x102, 0x5678, payload, sizeof(payload));
+
+    env_ud_qp(&e, &ud, RNIC_QPT_UD, UD_QKEY);
+    g_assert_cmpuint(ud.qpn, >=, 2);
+    post_ud_send(&e, &ud, 0x201, 0x80000000u, 0, sizeof(payload));
+    expect_ud_send(&e, &ud, 0x201, UD_QKEY, payload, sizeof(payload));
+    post_ud_send(&e, &ud, 0x202, 0x7654321, 0, sizeof(payload));
+    expect_ud_send(&e, &ud, 0x202, 0x7654321, payload, sizeof(payload));
+
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, 4);
+    assert_no_frame(&e, 50);
+}
+
+/* A UD WQE whose AV names a GID that does not exist sends nothing. */
+static void test_ud_bad_sgid(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp ud;
+    struct rnic_cqe cqe;
+
+    env_basic(&e, obj, data);
+    env_ud_qp(&e, &ud, RNIC_QPT_UD, UD_QKEY);
+    post_ud_send(&e, &ud, 0x301, UD_QKEY, 3, 16);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x301);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_LOC_QP_OP_ERR);
+    assert_no_frame(&e, 50);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, 0);
+}
+
 /* ---- registration ---- */
 
 static void data_test_clear(void *sockets)
@@ -2545,6 +2681,8 @@ static void register_rnic_test(void)
     add("reset", test_reset);
     add("disable", test_disable);
     add("gsi-qp", test_gsi_qp);
+    add("ud-gsi-qkey", test_ud_gsi_qkey);
+    add("ud-bad-sgid", test_ud_bad_sgid);
 }
 
 libqos_init(register_rnic_test);
