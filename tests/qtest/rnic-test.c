@@ -3063,6 +3063,473 @@ static void test_eth_rx_bad_addr(void *obj, void *data,
     g_assert_cmpuint(guest_errs(e.r), ==, before + 2);
 }
 
+/* ---- more doorbell guest errors ---- */
+
+/* Any doorbell before the device is enabled is refused. */
+static void test_db_not_ready(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint64_t before;
+
+    env_init(&e, obj, data);
+    before = guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, 2 | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, 1);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 3);
+    g_assert_cmphex(qrnic_readl(e.r, RNIC_REG_STATUS) &
+                    (RNIC_STATUS_READY | RNIC_STATUS_FATAL), ==, 0);
+    qrnic_enable(e.r);
+    g_assert_cmpuint(qrnic_create_eq(e.r, &e.eq, 0, 4), ==, RNIC_CMD_OK);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 3);
+}
+
+/* SQ and RQ doorbells of a QP in RESET are refused, not remembered. */
+static void test_db_qp_reset(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint64_t before;
+    Roce f;
+
+    env_basic(&e, obj, data);
+    env_rc_qp(&e, RNIC_QPS_RESET);
+    send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    sge_of(&sge, &e.mr, 0, 16);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    before = guest_errs(e.r);
+    qrnic_ring_sq(e.r, &e.qp);
+    qrnic_doorbell(e.r, 0, RNIC_DB_RQ, e.qp.qpn | 1ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 2);
+
+    /* at RTS the refused doorbell has not queued the WQE */
+    g_assert_cmpuint(qp_modify(&e, &e.qp, RNIC_QPS_INIT, MASK_TO_INIT), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qp_modify(&e, &e.qp, RNIC_QPS_RTR, MASK_TO_RTR), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qp_modify(&e, &e.qp, RNIC_QPS_RTS, MASK_TO_RTS), ==,
+                     RNIC_CMD_OK);
+    assert_no_frame(&e, 100);
+    qrnic_ring_sq(e.r, &e.qp);
+    recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 2);
+}
+
+/* A producer index behind the last one is refused. */
+static void test_db_backwards(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint64_t before;
+    unsigned i;
+    Roce f;
+
+    env_basic(&e, obj, data);
+    env_rc_qp(&e, RNIC_QPS_INIT);
+    sge_of(&sge, &e.mr, 0, 16);
+    for (i = 0; i < 3; i++) {
+        send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    before = guest_errs(e.r);
+    qrnic_ring_sq(e.r, &e.qp);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, e.qp.qpn | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, e.qp.qpn | 2ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 2);
+    /* the same PI again is fine */
+    qrnic_ring_sq(e.r, &e.qp);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 2);
+
+    /* all three WQEs go out once the QP can send */
+    g_assert_cmpuint(qp_modify(&e, &e.qp, RNIC_QPS_RTR, MASK_TO_RTR), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qp_modify(&e, &e.qp, RNIC_QPS_RTS, MASK_TO_RTS), ==,
+                     RNIC_CMD_OK);
+    for (i = 0; i < 3; i++) {
+        recv_roce(&e, &f);
+        g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+    }
+    assert_no_frame(&e, 50);
+}
+
+/* A user doorbell page may not ring a kernel QP. */
+static void test_db_qp_owner(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint32_t uctx;
+    uint64_t before;
+    Roce f;
+
+    env_basic(&e, obj, data);
+    env_rc_qp(&e, RNIC_QPS_RTS);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    sge_of(&sge, &e.mr, 0, 16);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    before = guest_errs(e.r);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_SQ, e.qp.qpn | 1ull << 32);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_RQ, e.qp.qpn | 1ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 2);
+    assert_no_frame(&e, 100);
+
+    qrnic_ring_sq(e.r, &e.qp);
+    recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 2);
+}
+
+/* An SRQ for the env's PD; returns its number. */
+static uint32_t create_srq(Env *e, uint16_t uctx)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6];
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_SRQ);
+    cmd.hdr.uctx = cpu_to_le16(uctx);
+    cmd.u.create_srq.log_size = 5;
+    cmd.u.create_srq.max_sge = 2;
+    cmd.u.create_srq.pdn = cpu_to_le32(e->pdn);
+    cmd.u.create_srq.ring.addr = cpu_to_le64(qrnic_alloc(e->r, QRNIC_PAGE));
+    cmd.u.create_srq.ring.npages = cpu_to_le32(1);
+    cmd.u.create_srq.ring.page_shift = 12;
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
+    return out[RNIC_OUT_HANDLE];
+}
+
+/* An RQ doorbell for a QP that receives from an SRQ is refused. */
+static void test_db_rq_srq(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_cmd cmd;
+    uint32_t out[6], srqn, qpn;
+    uint64_t before;
+
+    env_basic(&e, obj, data);
+    srqn = create_srq(&e, 0);
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_QP);
+    cmd.u.create_qp.qp_type = RNIC_QPT_RC;
+    cmd.u.create_qp.sq_log_size = 4;
+    cmd.u.create_qp.max_send_sge = 1;
+    cmd.u.create_qp.flags = cpu_to_le32(RNIC_QP_FLAG_HAS_SRQ);
+    cmd.u.create_qp.pdn = cpu_to_le32(e.pdn);
+    cmd.u.create_qp.send_cqn = cpu_to_le32(e.cq.cqn);
+    cmd.u.create_qp.recv_cqn = cpu_to_le32(e.cq.cqn);
+    cmd.u.create_qp.srqn = cpu_to_le32(srqn);
+    cmd.u.create_qp.sq.addr = cpu_to_le64(qrnic_alloc(e.r, QRNIC_PAGE));
+    cmd.u.create_qp.sq.npages = cpu_to_le32(1);
+    cmd.u.create_qp.sq.page_shift = 12;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    qpn = out[RNIC_OUT_HANDLE];
+    g_assert_cmpuint(qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_INIT,
+                               MASK_TO_INIT), ==, RNIC_CMD_OK);
+
+    before = guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_RQ, qpn | 1ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 1);
+    /* the SRQ and the SQ doorbells are fine */
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, qpn);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 1);
+}
+
+/* SRQ doorbells: no such SRQ, another context's SRQ, PI too far. */
+static void test_db_srq_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint32_t srqn, uctx;
+    uint64_t before;
+
+    env_basic(&e, obj, data);
+    srqn = create_srq(&e, 0);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    before = guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, (srqn + 1) | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, 0 | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, 0xffffff | 1ull << 32);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_SRQ, srqn | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | 33ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 5);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | 32ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 5);
+    /* and once at 32, going back is refused too */
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | 31ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 6);
+}
+
+/* CQ doorbells: no such CQ, another context's CQ, CI beyond PI. */
+static void test_db_cq_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint32_t uctx;
+    uint64_t before;
+
+    env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    before = guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, e.cq.cqn + 1);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, 0);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, 0xffffff);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_CQ, e.cq.cqn | RNIC_DB_ARM);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, e.cq.cqn | 5ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 5);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, e.cq.cqn | RNIC_DB_ARM);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 5);
+}
+
+/* EQ doorbells: on a user page, no such EQ, CI beyond PI. */
+static void test_db_eq_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint32_t uctx;
+    uint64_t before;
+
+    env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    before = guest_errs(e.r);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_EQ, 0 | RNIC_DB_ARM);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 1);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 1);          /* max-eq=2, not made */
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 2);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0xffffff);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0 | 7ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 5);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0 | RNIC_DB_ARM);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 5);
+}
+
+/* ---- more register guest errors ---- */
+
+/* Misaligned accesses are refused and change nothing. */
+static void test_regs_misaligned(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    QRnic *r = obj;
+    uint64_t before = guest_errs(r);
+
+    g_assert_cmphex(qpci_io_readl(&r->dev, r->regs, RNIC_REG_MAGIC + 2), ==,
+                    0);
+    g_assert_cmphex(qpci_io_readw(&r->dev, r->regs, RNIC_REG_MAGIC + 1), ==,
+                    0);
+    g_assert_cmphex(qpci_io_readq(&r->dev, r->regs, RNIC_REG_CNT_BASE + 4),
+                    ==, 0);
+    qpci_io_writel(&r->dev, r->regs, RNIC_REG_CMDQ_BASE_LO + 2, 0x12345678);
+    qpci_io_writeq(&r->dev, r->regs, RNIC_REG_CMDQ_BASE_LO + 4,
+                   0x1111222233334444ull);
+    g_assert_cmpuint(guest_errs(r), ==, before + 5);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_CMDQ_BASE_LO), ==, 0);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_CMDQ_BASE_HI), ==, 0);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_CMDQ_LOG_SIZE), ==, 0);
+    qrnic_enable(r);
+    g_assert_cmpuint(guest_errs(r), ==, before + 5);
+}
+
+/* Reads of the wrong width or of unknown registers return 0. */
+static void test_regs_bad_read(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QRnic *r = obj;
+    uint64_t before = guest_errs(r);
+
+    g_assert_cmphex(qpci_io_readb(&r->dev, r->regs, RNIC_REG_MAGIC), ==, 0);
+    g_assert_cmphex(qpci_io_readw(&r->dev, r->regs, RNIC_REG_MAGIC), ==, 0);
+    g_assert_cmphex(qpci_io_readq(&r->dev, r->regs, RNIC_REG_MAGIC), ==, 0);
+    g_assert_cmphex(qpci_io_readq(&r->dev, r->regs, RNIC_REG_CMDQ_PI), ==, 0);
+    g_assert_cmphex(qpci_io_readw(&r->dev, r->regs, RNIC_REG_CNT_BASE), ==,
+                    0);
+    g_assert_cmphex(qpci_io_readb(&r->dev, r->regs, RNIC_REG_CNT_BASE), ==,
+                    0);
+    g_assert_cmphex(qrnic_readl(r, 0x001c), ==, 0);
+    g_assert_cmphex(qrnic_readl(r, 0x0800), ==, 0);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REGS_SIZE - 4), ==, 0);
+    g_assert_cmpuint(guest_errs(r), ==, before + 9);
+    /* the right shapes still read */
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_MAGIC), ==, RNIC_MAGIC);
+    g_assert_cmphex(qpci_io_readq(&r->dev, r->regs, RNIC_REG_CMDQ_BASE_LO),
+                    ==, 0);
+    g_assert_cmpuint(guest_errs(r), ==, before + 9);
+}
+
+/* Writes to read-only registers and counters are counted and ignored. */
+static void test_regs_ro_write(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QRnic *r = obj;
+    uint32_t cnt = RNIC_REG_CNT_BASE + 8 * RNIC_CNT_GUEST_ERR;
+    uint64_t before;
+
+    qrnic_enable(r);
+    before = guest_errs(r);
+    qrnic_writel(r, RNIC_REG_MAGIC, 0);
+    qrnic_writel(r, RNIC_REG_STATUS, 0);
+    qrnic_writel(r, RNIC_REG_CMDQ_CI, 5);
+    qrnic_writel(r, RNIC_REG_TXQ_BASE_LO + NQ_CI, 5);
+    qrnic_writel(r, RNIC_REG_RXQ_BASE_LO + NQ_CI, 5);
+    qrnic_writel(r, RNIC_REG_MAC_LO, 0);
+    qpci_io_writeq(&r->dev, r->regs, cnt, 0);
+    qrnic_writel(r, cnt, 0);
+    qrnic_writel(r, cnt + 4, 0xffffffff);
+    /* 8-byte write of a register that is not a LO/HI pair */
+    qpci_io_writeq(&r->dev, r->regs, RNIC_REG_CMDQ_LOG_SIZE, 3);
+    g_assert_cmpuint(guest_errs(r), ==, before + 10);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_MAGIC), ==, RNIC_MAGIC);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_STATUS) & RNIC_STATUS_READY, ==,
+                    RNIC_STATUS_READY);
+    g_assert_cmpuint(qrnic_readl(r, RNIC_REG_CMDQ_CI), ==, 0);
+    g_assert_cmpuint(qrnic_readl(r, RNIC_REG_TXQ_BASE_LO + NQ_CI), ==, 0);
+    g_assert_cmpuint(qrnic_readl(r, RNIC_REG_RXQ_BASE_LO + NQ_CI), ==, 0);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_MAC_LO), ==, ldl_le_p(dev_mac));
+    g_assert_cmpuint(qrnic_readl(r, RNIC_REG_CMDQ_LOG_SIZE), ==, 4);
+}
+
+/* ---- command DMA errors ---- */
+
+/* A command queue in memory the device cannot read. */
+static void test_cmdq_fetch_dma(void *obj, void *data,
+                                QGuestAllocator *alloc)
+{
+    QRnic *r = obj;
+    struct rnic_cmd cmd;
+
+    g_assert_cmphex(qrnic_try_enable(r, BAD_DMA, 2) & RNIC_STATUS_READY, ==,
+                    RNIC_STATUS_READY);
+    qrnic_writel(r, RNIC_REG_CMDQ_PI, 2);
+    qrnic_settle(r);
+    g_assert_cmpuint(qrnic_readl(r, RNIC_REG_CMDQ_CI), ==, 2);
+    g_assert_cmpuint(guest_errs(r), ==, 2);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_STATUS) & RNIC_STATUS_FATAL, ==,
+                    0);
+
+    qrnic_reset(r);
+    qrnic_enable(r);
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_PD);
+    g_assert_cmpuint(qrnic_cmd(r, &cmd, NULL), ==, RNIC_CMD_OK);
+}
+
+/* QUERY_* answers to memory the device cannot write. */
+static void test_cmd_out_dma(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_device_attr da;
+    uint64_t before;
+
+    env_basic(&e, obj, data);
+    env_rc_qp(&e, RNIC_QPS_INIT);
+    before = guest_errs(e.r);
+    g_assert_cmpuint(qrnic_query(e.r, RNIC_CMD_QUERY_DEVICE, 0, BAD_DMA,
+                                 sizeof(da)), ==, RNIC_CMD_ERR_DMA);
+    g_assert_cmpuint(qrnic_query(e.r, RNIC_CMD_QUERY_PORT, 1, BAD_DMA,
+                                 sizeof(struct rnic_port_attr)), ==,
+                     RNIC_CMD_ERR_DMA);
+    g_assert_cmpuint(qrnic_query(e.r, RNIC_CMD_QUERY_QP, e.qp.qpn, BAD_DMA,
+                                 sizeof(struct rnic_qp_attr)), ==,
+                     RNIC_CMD_ERR_DMA);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 3);
+    g_assert_cmpuint(qrnic_query_device(e.r, &da), ==, RNIC_CMD_OK);
+    g_assert_cmphex(le32_to_cpu(da.abi_version), ==, RNIC_ABI_VERSION);
+}
+
+/* Page lists the device cannot read, at bad addresses, or that wrap. */
+static void test_pbl_list_errors(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    Env e;
+    uint64_t pages, list, before, ents[2];
+
+    env_basic(&e, obj, data);
+    pages = qrnic_alloc(e.r, 2 * QRNIC_PAGE);
+    list = qrnic_alloc(e.r, QRNIC_PAGE);
+    ents[0] = cpu_to_le64(pages);
+    ents[1] = cpu_to_le64(pages + QRNIC_PAGE);
+    qtest_memwrite(qrnic_qts(e.r), list, ents, sizeof(ents));
+    before = guest_errs(e.r);
+
+    /* levels 1 and 2 with the list where nothing decodes */
+    g_assert_cmpuint(create_cq_pbl(&e, 4, BAD_DMA, 2, 12, 1), ==,
+                     RNIC_CMD_ERR_DMA);
+    g_assert_cmpuint(create_cq_pbl(&e, 4, BAD_DMA, 2, 12, 2), ==,
+                     RNIC_CMD_ERR_DMA);
+    /* list and directory not 8-byte aligned */
+    g_assert_cmpuint(create_cq_pbl(&e, 4, list + 4, 2, 12, 1), ==,
+                     RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(create_cq_pbl(&e, 4, list + 4, 2, 12, 2), ==,
+                     RNIC_CMD_ERR_PARAM);
+    /* contiguous pages that run off the end of the address space */
+    g_assert_cmpuint(create_cq_pbl(&e, 4, UINT64_MAX - QRNIC_PAGE + 1, 2, 12,
+                                   0), ==, RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 5);
+
+    /* the same list, properly given, works */
+    g_assert_cmpuint(create_cq_pbl(&e, 4, list, 2, 12, 1), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(guest_errs(e.r), ==, before + 5);
+}
+
+/* MODIFY_QP with an alternate path: not supported, QP unchanged. */
+static void test_qp_alt_path(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+
+    env_basic(&e, obj, data);
+    env_rc_qp(&e, RNIC_QPS_INIT);
+    g_assert_cmpuint(qp_modify(&e, &e.qp, RNIC_QPS_RTR,
+                               MASK_TO_RTR | RNIC_QP_ATTR_ALT_PATH), ==,
+                     RNIC_CMD_ERR_NOT_SUPP);
+    g_assert_cmpuint(qp_state(&e, &e.qp), ==, RNIC_QPS_INIT);
+    g_assert_cmpuint(qp_modify(&e, &e.qp, RNIC_QPS_RTR, MASK_TO_RTR), ==,
+                     RNIC_CMD_OK);
+}
+
+/* A receive WQE with more SGEs than the QP allows fails the message. */
+static void test_rc_rx_too_many_sge(void *obj, void *data,
+                                    QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_sge sge[3];
+    struct rnic_cqe cqe;
+    uint8_t payload[16];
+    Roce f;
+
+    env_basic(&e, obj, data);
+    env_rc_qp(&e, RNIC_QPS_RTR);     /* max_recv_sge 2 */
+    sge_of(&sge[0], &e.mr, 0, 8);
+    sge_of(&sge[1], &e.mr, 8, 8);
+    sge_of(&sge[2], &e.mr, 16, 8);
+    qrnic_post_recv(e.r, &e.qp, 0x71, sge, 3);
+    qrnic_ring_rq(e.r, &e.qp);
+    qrnic_settle(e.r);
+
+    fill_pattern(payload, sizeof(payload), 3);
+    roce_init(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN);
+    f.payload = payload;
+    f.payload_len = sizeof(payload);
+    send_roce(&e, &f);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x71);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_LOC_LEN_ERR);
+    g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_RECV);
+}
+
 /* ---- registration ---- */
 
 static void data_test_clear(void *sockets)
@@ -3160,6 +3627,22 @@ static void register_rnic_test(void)
     add("eth-tx-bad-addr", test_eth_tx_bad_addr);
     add("eth-rx-small-buf", test_eth_rx_small_buf);
     add("eth-rx-bad-addr", test_eth_rx_bad_addr);
+    add("db-not-ready", test_db_not_ready);
+    add("db-qp-reset", test_db_qp_reset);
+    add("db-backwards", test_db_backwards);
+    add("db-qp-owner", test_db_qp_owner);
+    add("db-rq-srq", test_db_rq_srq);
+    add("db-srq-bad", test_db_srq_bad);
+    add("db-cq-bad", test_db_cq_bad);
+    add("db-eq-bad", test_db_eq_bad);
+    add("regs-misaligned", test_regs_misaligned);
+    add("regs-bad-read", test_regs_bad_read);
+    add("regs-ro-write", test_regs_ro_write);
+    add("cmdq-fetch-dma", test_cmdq_fetch_dma);
+    add("cmd-out-dma", test_cmd_out_dma);
+    add("pbl-list-errors", test_pbl_list_errors);
+    add("qp-alt-path", test_qp_alt_path);
+    add("rc-rx-too-many-sge", test_rc_rx_too_many_sge);
 }
 
 libqos_init(register_rnic_test);
