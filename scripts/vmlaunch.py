@@ -25,6 +25,7 @@ Every QEMU started here is killed when the launcher ends, however it ends
 """
 
 import argparse
+import hashlib
 import ctypes
 import os
 import random
@@ -125,6 +126,13 @@ def parse_args(argv):
     p.add_argument("--workdir", help="where logs and sockets go "
                    "(default: a new directory under .cache/runs)")
     p.add_argument("--name", default="run", help="name used for the work directory")
+    p.add_argument("--result-cache", metavar="DIR",
+                   help="skip the run when a run with identical inputs (QEMU binary, "
+                   "kernel, initrd, image, launcher, command, options) passed before, "
+                   "and record passes in DIR; RNIC_TEST_NOCACHE=1 always runs")
+    p.add_argument("--result-input", action="append", default=[], metavar="PATH",
+                   help="another file whose change invalidates cached results "
+                   "(e.g. the real QEMU binary behind a wrapper)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="do not echo the serial consoles")
     args = p.parse_args(argv)
@@ -513,8 +521,50 @@ class Launcher:
         self.log_file.close()
 
 
+def result_key(args, argv):
+    """Identity of a run's inputs; None when something cannot be read.
+
+    Big artefacts (QEMU, kernel, initrd, image) count by path, size and
+    mtime: each is rewritten whenever anything it is built from changes.
+    Small files (a QEMU wrapper script) and everything the run reads as
+    text count by content.
+    """
+    h = hashlib.sha256()
+    try:
+        for path in [args.qemu, args.kernel, args.initrd, args.image] + args.result_input:
+            st = os.stat(path)
+            if st.st_size < (1 << 20):
+                # Small files (wrapper scripts) may be rewritten unchanged.
+                with open(path, "rb") as f:
+                    h.update(f.read())
+                continue
+            h.update(("%s %d %d\n" % (os.path.realpath(path), st.st_size,
+                                       st.st_mtime_ns)).encode())
+        texts = [os.path.abspath(__file__)]
+        if args.script:
+            texts.append(args.script)
+        for path in texts:
+            with open(path, "rb") as f:
+                h.update(f.read())
+    except OSError:
+        return None
+    h.update("\0".join(a for a in argv if not a.startswith("--result-cache")).encode())
+    return h.hexdigest()[:32]
+
+
 def main(argv):
     args = parse_args(argv)
+    stamp = None
+    if args.result_cache and not os.environ.get("RNIC_TEST_NOCACHE"):
+        key = result_key(args, argv)
+        if key:
+            stamp = os.path.join(args.result_cache, "%s-%s.pass" % (args.name, key))
+            if os.path.exists(stamp):
+                with open(stamp, encoding="utf-8") as f:
+                    when = f.read().strip()
+                print("rnic: %s: passed before with identical inputs (%s); not run "
+                      "again (RNIC_TEST_NOCACHE=1 runs it)" % (args.name, when), flush=True)
+                return 0
 
     def on_signal(signum, _frame):
         raise Interrupted(signum)
@@ -523,7 +573,13 @@ def main(argv):
         signal.signal(s, on_signal)
     launcher = Launcher(args)
     try:
-        return launcher.run()
+        rc = launcher.run()
+        if rc == 0 and stamp:
+            os.makedirs(os.path.dirname(stamp), exist_ok=True)
+            with open(stamp, "w", encoding="utf-8") as f:
+                f.write("%s, run directory %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S"),
+                                                     rel(launcher.workdir)))
+        return rc
     except Interrupted as e:
         launcher.cleanup()
         print("rnic: vm launcher interrupted by %s, all VMs killed"
