@@ -1,0 +1,336 @@
+/*
+ * QTest testcases for the rnic RoCEv2 RNIC: doorbells and the guest errors
+ * a bad doorbell counts
+ *
+ * Copyright (c) 2026 rnic developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/module.h"
+#include "libqtest.h"
+#include "libqos/qgraph.h"
+#include "libqos/pci.h"
+#include "libqos/rnic.h"
+#include "rnic-test-common.h"
+
+#ifndef _WIN32
+
+/* ---- doorbell guest errors ---- */
+
+static void test_db_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint64_t before;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+
+    before = qrnic_counter(e.r, RNIC_CNT_GUEST_ERR);
+    /* unknown QPN, a user page that does not own the QP, a 32-bit write */
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, 77 | 1ull << 32);
+    qrnic_doorbell(e.r, 1, RNIC_DB_SQ, e.qp.qpn | 1ull << 32);
+    qpci_io_writel(&e.r->dev, e.r->db, RNIC_DB_SQ, e.qp.qpn);
+    /* a producer index too far ahead of the ring (16 entries) */
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, e.qp.qpn | 100ull << 32);
+    /* unknown doorbell offset */
+    qrnic_doorbell(e.r, 0, 0x100, e.qp.qpn | 1ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_GUEST_ERR), >=, before + 5);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, 0);
+
+    /* the right doorbell still sends */
+    qrnic_ring_sq(e.r, &e.qp);
+    {
+        Roce f;
+
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    }
+}
+
+/* ---- more doorbell guest errors ---- */
+
+/* Any doorbell before the device is enabled is refused. */
+static void test_db_not_ready(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint64_t before;
+
+    rt_env_init(&e, obj, data);
+    before = rt_guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, 2 | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, 1);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 3);
+    g_assert_cmphex(qrnic_readl(e.r, RNIC_REG_STATUS) &
+                    (RNIC_STATUS_READY | RNIC_STATUS_FATAL), ==, 0);
+    qrnic_enable(e.r);
+    g_assert_cmpuint(qrnic_create_eq(e.r, &e.eq, 0, 4), ==, RNIC_CMD_OK);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 3);
+}
+
+/* SQ and RQ doorbells of a QP in RESET are refused, not remembered. */
+static void test_db_qp_reset(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint64_t before;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RESET);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    before = rt_guest_errs(e.r);
+    qrnic_ring_sq(e.r, &e.qp);
+    qrnic_doorbell(e.r, 0, RNIC_DB_RQ, e.qp.qpn | 1ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
+
+    /* at RTS the refused doorbell has not queued the WQE */
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_INIT, MASK_TO_INIT), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_RTR, MASK_TO_RTR), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_RTS, MASK_TO_RTS), ==,
+                     RNIC_CMD_OK);
+    rt_assert_no_frame(&e, 100);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
+}
+
+/* A producer index behind the last one is refused. */
+static void test_db_backwards(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint64_t before;
+    unsigned i;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_INIT);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    for (i = 0; i < 3; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    before = rt_guest_errs(e.r);
+    qrnic_ring_sq(e.r, &e.qp);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, e.qp.qpn | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, e.qp.qpn | 2ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
+    /* the same PI again is fine */
+    qrnic_ring_sq(e.r, &e.qp);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
+
+    /* all three WQEs go out once the QP can send */
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_RTR, MASK_TO_RTR), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_RTS, MASK_TO_RTS), ==,
+                     RNIC_CMD_OK);
+    for (i = 0; i < 3; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+    }
+    rt_assert_no_frame(&e, 50);
+}
+
+/* A user doorbell page may not ring a kernel QP. */
+static void test_db_qp_owner(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint32_t uctx;
+    uint64_t before;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    before = rt_guest_errs(e.r);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_SQ, e.qp.qpn | 1ull << 32);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_RQ, e.qp.qpn | 1ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
+    rt_assert_no_frame(&e, 100);
+
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
+}
+
+/* An SRQ for the env's PD; returns its number. */
+static uint32_t create_srq(Env *e, uint16_t uctx)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6];
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_SRQ);
+    cmd.hdr.uctx = cpu_to_le16(uctx);
+    cmd.u.create_srq.log_size = 5;
+    cmd.u.create_srq.max_sge = 2;
+    cmd.u.create_srq.pdn = cpu_to_le32(e->pdn);
+    cmd.u.create_srq.ring.addr = cpu_to_le64(qrnic_alloc(e->r, QRNIC_PAGE));
+    cmd.u.create_srq.ring.npages = cpu_to_le32(1);
+    cmd.u.create_srq.ring.page_shift = 12;
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
+    return out[RNIC_OUT_HANDLE];
+}
+
+/* An RQ doorbell for a QP that receives from an SRQ is refused. */
+static void test_db_rq_srq(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_cmd cmd;
+    uint32_t out[6], srqn, qpn;
+    uint64_t before;
+
+    rt_env_basic(&e, obj, data);
+    srqn = create_srq(&e, 0);
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_QP);
+    cmd.u.create_qp.qp_type = RNIC_QPT_RC;
+    cmd.u.create_qp.sq_log_size = 4;
+    cmd.u.create_qp.max_send_sge = 1;
+    cmd.u.create_qp.flags = cpu_to_le32(RNIC_QP_FLAG_HAS_SRQ);
+    cmd.u.create_qp.pdn = cpu_to_le32(e.pdn);
+    cmd.u.create_qp.send_cqn = cpu_to_le32(e.cq.cqn);
+    cmd.u.create_qp.recv_cqn = cpu_to_le32(e.cq.cqn);
+    cmd.u.create_qp.srqn = cpu_to_le32(srqn);
+    cmd.u.create_qp.sq.addr = cpu_to_le64(qrnic_alloc(e.r, QRNIC_PAGE));
+    cmd.u.create_qp.sq.npages = cpu_to_le32(1);
+    cmd.u.create_qp.sq.page_shift = 12;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    qpn = out[RNIC_OUT_HANDLE];
+    g_assert_cmpuint(rt_qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_INIT,
+                                  MASK_TO_INIT), ==, RNIC_CMD_OK);
+
+    before = rt_guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_RQ, qpn | 1ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 1);
+    /* the SRQ and the SQ doorbells are fine */
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SQ, qpn);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 1);
+}
+
+/* SRQ doorbells: no such SRQ, another context's SRQ, PI too far. */
+static void test_db_srq_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint32_t srqn, uctx;
+    uint64_t before;
+
+    rt_env_basic(&e, obj, data);
+    srqn = create_srq(&e, 0);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    before = rt_guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, (srqn + 1) | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, 0 | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, 0xffffff | 1ull << 32);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_SRQ, srqn | 1ull << 32);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | 33ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 5);
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | 32ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 5);
+    /* and once at 32, going back is refused too */
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | 31ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 6);
+}
+
+/* CQ doorbells: no such CQ, another context's CQ, CI beyond PI. */
+static void test_db_cq_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint32_t uctx;
+    uint64_t before;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    before = rt_guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, e.cq.cqn + 1);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, 0);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, 0xffffff);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_CQ, e.cq.cqn | RNIC_DB_ARM);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, e.cq.cqn | 5ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 5);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CQ, e.cq.cqn | RNIC_DB_ARM);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 5);
+}
+
+/* EQ doorbells: on a user page, no such EQ, CI beyond PI. */
+static void test_db_eq_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint32_t uctx;
+    uint64_t before;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    before = rt_guest_errs(e.r);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_EQ, 0 | RNIC_DB_ARM);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 1);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 1);          /* max-eq=2, not made */
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 2);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0xffffff);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0 | 7ull << 32);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 5);
+    qrnic_doorbell(e.r, 0, RNIC_DB_EQ, 0 | RNIC_DB_ARM);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 5);
+}
+
+/* ---- registration ---- */
+
+static void register_rnic_db_test(void)
+{
+    rt_add("db-bad", test_db_bad);
+    rt_add("db-not-ready", test_db_not_ready);
+    rt_add("db-qp-reset", test_db_qp_reset);
+    rt_add("db-backwards", test_db_backwards);
+    rt_add("db-qp-owner", test_db_qp_owner);
+    rt_add("db-rq-srq", test_db_rq_srq);
+    rt_add("db-srq-bad", test_db_srq_bad);
+    rt_add("db-cq-bad", test_db_cq_bad);
+    rt_add("db-eq-bad", test_db_eq_bad);
+}
+
+libqos_init(register_rnic_db_test);
+
+#endif /* _WIN32 */

@@ -1,0 +1,491 @@
+/*
+ * Shared helpers of the rnic qtests
+ *
+ * RoCEv2 frames are built and checked here by a small codec that is
+ * independent of the device's own (hw/rnic/rnic-wire.c), ICRC included.
+ *
+ * Copyright (c) 2026 rnic developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/sockets.h"
+#include "libqtest.h"
+#include "libqos/qgraph.h"
+#include "libqos/pci.h"
+#include "libqos/rnic.h"
+#include "rnic-test-common.h"
+
+#ifndef _WIN32
+
+#include <poll.h>
+
+const uint8_t rt_dev_mac[6] = QRNIC_MAC;
+const uint8_t rt_peer_mac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
+
+/* ---- RoCEv2 codec (test side) ---- */
+
+static bool opc_has_reth(uint8_t opc)
+{
+    return opc == OPC_WRITE_ONLY || opc == OPC_READ_REQ;
+}
+
+static bool opc_has_aeth(uint8_t opc)
+{
+    return opc == OPC_ACK || opc == OPC_READ_RESP_ONLY;
+}
+
+static bool opc_has_imm(uint8_t opc)
+{
+    return opc == OPC_SEND_ONLY_IMM;
+}
+
+static uint32_t crc32_le(uint32_t crc, const uint8_t *p, size_t len)
+{
+    int k;
+
+    crc = ~crc;
+    while (len--) {
+        crc ^= *p++;
+        for (k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/* ICRC of an IPv4 RoCEv2 datagram; @len stops before the ICRC field. */
+static uint32_t roce_icrc(const uint8_t *ip, size_t len)
+{
+    uint8_t ones[8];
+    uint8_t hdr[IP4_HLEN + UDP_HLEN + BTH_LEN];
+    uint32_t crc;
+
+    memset(ones, 0xff, sizeof(ones));
+    memcpy(hdr, ip, sizeof(hdr));
+    hdr[1] = 0xff;                          /* TOS */
+    hdr[8] = 0xff;                          /* TTL */
+    hdr[10] = hdr[11] = 0xff;               /* header checksum */
+    hdr[IP4_HLEN + 6] = hdr[IP4_HLEN + 7] = 0xff;   /* UDP checksum */
+    hdr[IP4_HLEN + UDP_HLEN + 4] = 0xff;    /* FECN, BECN, reserved */
+
+    crc = crc32_le(0, ones, sizeof(ones));
+    crc = crc32_le(crc, hdr, sizeof(hdr));
+    return crc32_le(crc, ip + sizeof(hdr), len - sizeof(hdr));
+}
+
+uint16_t rt_ip4_csum(const uint8_t *hdr)
+{
+    uint32_t sum = 0;
+    int i;
+
+    for (i = 0; i < IP4_HLEN; i += 2) {
+        if (i != 10) {
+            sum += hdr[i] << 8 | hdr[i + 1];
+        }
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return ~sum;
+}
+
+void rt_st16(uint8_t *p, uint16_t v)
+{
+    stw_be_p(p, v);
+}
+
+static void st24(uint8_t *p, uint32_t v)
+{
+    p[0] = v >> 16;
+    p[1] = v >> 8;
+    p[2] = v;
+}
+
+uint32_t rt_ld24(const uint8_t *p)
+{
+    return p[0] << 16 | p[1] << 8 | p[2];
+}
+
+/* A frame from the peer to the device, with default addressing. */
+void rt_roce_init(Roce *f, uint8_t opcode, uint32_t dqpn, uint32_t psn)
+{
+    memset(f, 0, sizeof(*f));
+    memcpy(f->dmac, rt_dev_mac, 6);
+    memcpy(f->smac, rt_peer_mac, 6);
+    f->sip = PEER_IP;
+    f->dip = DEV_IP;
+    f->sport = 0xc123;
+    f->dport = ROCE_PORT;
+    f->ttl = 64;
+    f->opcode = opcode;
+    f->pkey = 0xffff;
+    f->dqpn = dqpn;
+    f->psn = psn;
+    f->ack_req = true;
+}
+
+/* Builds @f into @buf; returns the frame length. */
+size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size)
+{
+    uint8_t *ip = buf + L3_OFF;
+    uint8_t *udp = ip + IP4_HLEN;
+    uint8_t *bth = udp + UDP_HLEN;
+    uint8_t *p = bth + BTH_LEN;
+    unsigned pad = (4 - (f->payload_len & 3)) & 3;
+    size_t ip_len, len;
+
+    g_assert_cmpuint(size, >=, BTH_OFF + BTH_LEN + 32 + f->payload_len + 8);
+    memset(buf, 0, size);
+
+    memcpy(buf, f->dmac, 6);
+    memcpy(buf + 6, f->smac, 6);
+    rt_st16(buf + 12, 0x0800);
+
+    if (opc_has_reth(f->opcode)) {
+        stq_be_p(p, f->va);
+        stl_be_p(p + 8, f->rkey);
+        stl_be_p(p + 12, f->dma_len);
+        p += 16;
+    }
+    if (opc_has_aeth(f->opcode)) {
+        p[0] = f->syndrome;
+        st24(p + 1, f->msn);
+        p += 4;
+    }
+    if (opc_has_imm(f->opcode)) {
+        stl_be_p(p, f->imm);
+        p += 4;
+    }
+    memcpy(p, f->payload, f->payload_len);
+    p += f->payload_len + pad;
+
+    bth[0] = f->opcode;
+    bth[1] = (f->se ? 0x80 : 0) | pad << 4;
+    rt_st16(bth + 2, f->pkey);
+    st24(bth + 5, f->dqpn);
+    bth[8] = f->ack_req ? 0x80 : 0;
+    st24(bth + 9, f->psn);
+
+    ip_len = (p + 4) - ip;
+    ip[0] = 0x45;
+    rt_st16(ip + 2, ip_len);
+    rt_st16(ip + 6, 0x4000);
+    ip[8] = f->ttl;
+    ip[9] = 17;
+    stl_be_p(ip + 12, f->sip);
+    stl_be_p(ip + 16, f->dip);
+    rt_st16(ip + 10, rt_ip4_csum(ip));
+
+    rt_st16(udp, f->sport);
+    rt_st16(udp + 2, f->dport);
+    rt_st16(udp + 4, ip_len - IP4_HLEN);
+
+    stl_le_p(p, roce_icrc(ip, p - ip));
+    len = L3_OFF + ip_len;
+    return MAX(len, 60);
+}
+
+/*
+ * Parses a frame the device sent and checks everything below the IBA
+ * headers, ICRC included.  @f->payload points into @buf.
+ */
+static void roce_parse(const uint8_t *buf, size_t len, Roce *f)
+{
+    const uint8_t *ip = buf + L3_OFF;
+    const uint8_t *udp = ip + IP4_HLEN;
+    const uint8_t *bth = udp + UDP_HLEN;
+    const uint8_t *p = bth + BTH_LEN;
+    size_t ip_len, end;
+
+    memset(f, 0, sizeof(*f));
+    g_assert_cmpuint(len, >=, BTH_OFF + BTH_LEN + 4);
+    memcpy(f->dmac, buf, 6);
+    memcpy(f->smac, buf + 6, 6);
+    g_assert_cmphex(lduw_be_p(buf + 12), ==, 0x0800);
+
+    g_assert_cmphex(ip[0], ==, 0x45);
+    ip_len = lduw_be_p(ip + 2);
+    g_assert_cmpuint(L3_OFF + ip_len, <=, len);
+    g_assert_cmphex(lduw_be_p(ip + 6) & 0x3fff, ==, 0);  /* no fragment */
+    g_assert_cmpuint(ip[9], ==, 17);
+    g_assert_cmphex(lduw_be_p(ip + 10), ==, rt_ip4_csum(ip));
+    f->ttl = ip[8];
+    f->sip = ldl_be_p(ip + 12);
+    f->dip = ldl_be_p(ip + 16);
+
+    f->sport = lduw_be_p(udp);
+    f->dport = lduw_be_p(udp + 2);
+    g_assert_cmpuint(f->dport, ==, ROCE_PORT);
+    g_assert_cmpuint(lduw_be_p(udp + 4), ==, ip_len - IP4_HLEN);
+
+    f->opcode = bth[0];
+    f->se = bth[1] & 0x80;
+    f->pad = (bth[1] >> 4) & 3;
+    g_assert_cmpuint(bth[1] & 0x0f, ==, 0);                /* TVer */
+    f->pkey = lduw_be_p(bth + 2);
+    f->dqpn = rt_ld24(bth + 5);
+    f->ack_req = bth[8] & 0x80;
+    f->psn = rt_ld24(bth + 9);
+
+    if (opc_has_reth(f->opcode)) {
+        f->va = ldq_be_p(p);
+        f->rkey = ldl_be_p(p + 8);
+        f->dma_len = ldl_be_p(p + 12);
+        p += 16;
+    }
+    if (opc_has_aeth(f->opcode)) {
+        f->syndrome = p[0];
+        f->msn = rt_ld24(p + 1);
+        p += 4;
+    }
+    if (opc_has_imm(f->opcode)) {
+        f->imm = ldl_be_p(p);
+        p += 4;
+    }
+
+    end = L3_OFF + ip_len - 4;
+    g_assert_cmpuint(p - buf + f->pad, <=, end);
+    f->payload = p;
+    f->payload_len = end - (p - buf) - f->pad;
+    f->icrc = ldl_le_p(buf + end);
+    g_assert_cmphex(f->icrc, ==, roce_icrc(ip, end - L3_OFF));
+}
+
+void rt_sock_send(int fd, const uint8_t *buf, size_t len)
+{
+    uint32_t be_len = htonl(len);
+    ssize_t ret;
+
+    ret = send(fd, &be_len, sizeof(be_len), 0);
+    g_assert_cmpint(ret, ==, sizeof(be_len));
+    ret = send(fd, buf, len, 0);
+    g_assert_cmpint(ret, ==, len);
+}
+
+/* Next frame from the device within @timeout_ms, or -1. */
+ssize_t rt_sock_recv(int fd, uint8_t *buf, size_t size, int timeout_ms)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+    uint32_t be_len;
+    size_t len;
+    ssize_t ret;
+
+    if (poll(&pfd, 1, timeout_ms) <= 0) {
+        return -1;
+    }
+    ret = recv(fd, &be_len, sizeof(be_len), MSG_WAITALL);
+    g_assert_cmpint(ret, ==, sizeof(be_len));
+    len = ntohl(be_len);
+    g_assert_cmpuint(len, <=, size);
+    ret = recv(fd, buf, len, MSG_WAITALL);
+    g_assert_cmpint(ret, ==, len);
+    return len;
+}
+
+/* Next RoCEv2 frame from the device, parsed and checked. */
+void rt_recv_roce(Env *e, Roce *f)
+{
+    ssize_t len = rt_sock_recv(e->fd, e->frame, sizeof(e->frame),
+                               QRNIC_TIMEOUT_MS);
+
+    g_assert_cmpint(len, >, 0);
+    e->frame_len = len;
+    roce_parse(e->frame, len, f);
+    g_assert_cmphex(f->sip, ==, DEV_IP);
+    g_assert_cmphex(f->dip, ==, PEER_IP);
+    g_assert_cmpmem(f->smac, 6, rt_dev_mac, 6);
+    g_assert_cmpmem(f->dmac, 6, rt_peer_mac, 6);
+    g_assert_cmphex(f->pkey, ==, 0xffff);
+    g_assert_cmphex(f->dqpn, ==, PEER_QPN);
+}
+
+void rt_assert_no_frame(Env *e, int timeout_ms)
+{
+    g_assert_cmpint(rt_sock_recv(e->fd, e->frame, sizeof(e->frame),
+                                 timeout_ms), ==, -1);
+}
+
+void rt_send_roce(Env *e, const Roce *f)
+{
+    uint8_t buf[2048];
+    size_t len = rt_roce_build(f, buf, sizeof(buf));
+
+    rt_sock_send(e->fd, buf, len);
+}
+
+/* ---- common set-up ---- */
+
+void rt_ipv4_gid(uint32_t ip, uint8_t gid[16])
+{
+    memset(gid, 0, 16);
+    gid[10] = gid[11] = 0xff;
+    stl_be_p(gid + 12, ip);
+}
+
+void rt_env_init(Env *e, void *obj, void *data)
+{
+    memset(e, 0, sizeof(*e));
+    e->r = obj;
+    e->fd = ((int *)data)[0];
+}
+
+/* Enabled device with EQ 0, GID 0, a PD, one CQ and an MR. */
+void rt_env_basic(Env *e, void *obj, void *data)
+{
+    uint8_t gid[16];
+
+    rt_env_init(e, obj, data);
+    qrnic_enable(e->r);
+    g_assert_cmpuint(qrnic_create_eq(e->r, &e->eq, 0, 8), ==, RNIC_CMD_OK);
+    rt_ipv4_gid(DEV_IP, gid);
+    g_assert_cmpuint(qrnic_set_gid(e->r, 0, gid, rt_dev_mac), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_pd(e->r, 0, &e->pdn), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(e->pdn, !=, 0);
+    g_assert_cmpuint(qrnic_create_cq(e->r, &e->cq, 7, 0), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(e->cq.cqn, !=, 0);
+    g_assert_cmpuint(qrnic_reg_mr(e->r, &e->mr, e->pdn,
+                                  RNIC_ACCESS_LOCAL_WRITE |
+                                  RNIC_ACCESS_REMOTE_WRITE |
+                                  RNIC_ACCESS_REMOTE_READ, QRNIC_PAGE),
+                     ==, RNIC_CMD_OK);
+}
+
+void rt_attr_for(struct rnic_qp_attr *a, uint8_t state)
+{
+    memset(a, 0, sizeof(*a));
+    a->qp_state = state;
+    a->port_num = 1;
+    a->access_flags = cpu_to_le32(RNIC_ACCESS_REMOTE_WRITE |
+                                  RNIC_ACCESS_REMOTE_READ);
+    a->path_mtu = RNIC_MTU_1024;
+    a->dest_qpn = cpu_to_le32(PEER_QPN);
+    a->rq_psn = cpu_to_le32(QP_RQ_PSN);
+    a->max_dest_rd_atomic = 1;
+    a->min_rnr_timer = 12;
+    rt_ipv4_gid(PEER_IP, a->av.dgid);
+    memcpy(a->av.dmac, rt_peer_mac, 6);
+    a->av.sgid_index = 0;
+    a->av.hop_limit = 64;
+    a->av.net_type = RNIC_NET_IPV4;
+    a->sq_psn = cpu_to_le32(QP_SQ_PSN);
+    a->timeout = 14;            /* about 67 ms of virtual time */
+    a->retry_cnt = 7;
+    a->rnr_retry = 7;
+    a->max_rd_atomic = 1;
+}
+
+uint8_t rt_qp_modify(Env *e, QRnicQp *qp, uint8_t state, uint32_t mask)
+{
+    struct rnic_qp_attr a;
+
+    rt_attr_for(&a, state);
+    return qrnic_modify_qp(e->r, qp->qpn, mask, &a);
+}
+
+/* An RC QP on the env's PD and CQ, moved to @state (INIT, RTR or RTS). */
+void rt_env_rc_qp(Env *e, uint8_t state)
+{
+    g_assert_cmpuint(qrnic_create_qp(e->r, &e->qp, RNIC_QPT_RC, e->pdn,
+                                     e->cq.cqn, e->cq.cqn, 4, 5),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(e->qp.qpn, >=, 2);
+    if (state >= RNIC_QPS_INIT) {
+        g_assert_cmpuint(rt_qp_modify(e, &e->qp, RNIC_QPS_INIT, MASK_TO_INIT),
+                         ==, RNIC_CMD_OK);
+    }
+    if (state >= RNIC_QPS_RTR) {
+        g_assert_cmpuint(rt_qp_modify(e, &e->qp, RNIC_QPS_RTR, MASK_TO_RTR),
+                         ==, RNIC_CMD_OK);
+    }
+    if (state >= RNIC_QPS_RTS) {
+        g_assert_cmpuint(rt_qp_modify(e, &e->qp, RNIC_QPS_RTS, MASK_TO_RTS),
+                         ==, RNIC_CMD_OK);
+    }
+}
+
+uint8_t rt_qp_state(Env *e, QRnicQp *qp)
+{
+    struct rnic_qp_attr a;
+
+    g_assert_cmpuint(qrnic_query_qp(e->r, qp->qpn, &a), ==, RNIC_CMD_OK);
+    return a.qp_state;
+}
+
+void rt_sge_of(struct rnic_sge *sge, QRnicMr *mr, uint64_t off,
+               uint32_t len)
+{
+    sge->addr = cpu_to_le64(mr->buf + off);
+    sge->length = cpu_to_le32(len);
+    sge->lkey = cpu_to_le32(mr->lkey);
+}
+
+void rt_send_wqe(struct rnic_send_wqe *w, uint64_t wr_id, uint8_t opc,
+                 unsigned nsge)
+{
+    memset(w, 0, sizeof(*w));
+    w->wr_id = cpu_to_le64(wr_id);
+    w->opcode = opc;
+    w->flags = RNIC_WQE_SIGNALED;
+    w->num_sge = nsge;
+}
+
+void rt_fill_pattern(uint8_t *buf, size_t len, uint8_t seed)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        buf[i] = seed + i * 7;
+    }
+}
+
+void rt_assert_cq_empty(Env *e, QRnicCq *cq)
+{
+    struct rnic_cqe cqe;
+
+    qrnic_settle(e->r);
+    g_assert_false(qrnic_cq_poll(e->r, cq, &cqe));
+}
+
+uint64_t rt_guest_errs(QRnic *r)
+{
+    return qrnic_counter(r, RNIC_CNT_GUEST_ERR);
+}
+
+/* ---- registration ---- */
+
+static void data_test_clear(void *sockets)
+{
+    int *test_sockets = sockets;
+
+    close(test_sockets[0]);
+    qos_invalidate_command_line();
+    close(test_sockets[1]);
+    g_free(test_sockets);
+}
+
+static void *data_test_init(GString *cmd_line, void *arg)
+{
+    int *test_sockets = g_new(int, 2);
+    int ret = socketpair(PF_UNIX, SOCK_STREAM, 0, test_sockets);
+
+    g_assert_cmpint(ret, !=, -1);
+    g_string_append_printf(cmd_line, " -netdev socket,fd=%d,id=hs0 ",
+                           test_sockets[1]);
+    g_test_queue_destroy(data_test_clear, test_sockets);
+    return test_sockets;
+}
+
+void rt_add(const char *name, QOSTestFunc fn)
+{
+    QOSGraphTestOptions opts = {
+        .before = data_test_init,
+        .edge.extra_device_opts = LIMIT_OPTS ",msix-vectors=5",
+    };
+
+    qos_add_test(name, "rnic", fn, &opts);
+}
+
+#endif /* _WIN32 */

@@ -1,0 +1,156 @@
+/*
+ * Shared helpers of the rnic qtests
+ *
+ * The set-up of a test's device ("Env"), the test side RoCEv2 frame codec
+ * (ICRC included) and the socketpair netdev helpers, used by every
+ * rnic-*-test.c file.
+ *
+ * Copyright (c) 2026 rnic developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef RNIC_TEST_COMMON_H
+#define RNIC_TEST_COMMON_H
+
+#include "libqos/qgraph.h"
+#include "libqos/rnic.h"
+
+/* ---- addressing used by the tests ---- */
+
+extern const uint8_t rt_dev_mac[6];
+extern const uint8_t rt_peer_mac[6];
+#define DEV_IP          0x0a000001u     /* 10.0.0.1, GID index 0 */
+#define PEER_IP         0x0a000002u     /* 10.0.0.2 */
+#define PEER_QPN        0x000011u
+#define QP_SQ_PSN       0x123456u
+#define QP_RQ_PSN       0x000100u
+#define ROCE_PORT       4791
+
+/* Small limits so that "limit reached" tests stay short. */
+#define LIMIT_OPTS      "max-pd=3,max-cq=3,max-qp=4,max-mr=3,max-uctx=2," \
+                        "max-eq=2,max-sge=4,max-srq=2,max-mw=2,max-gid=4"
+
+/* ---- RoCEv2 codec (test side) ---- */
+
+#define ETH_HLEN        14
+#define IP4_HLEN        20
+#define UDP_HLEN        8
+#define BTH_LEN         12
+#define L3_OFF          ETH_HLEN
+#define BTH_OFF         (ETH_HLEN + IP4_HLEN + UDP_HLEN)
+
+enum {
+    OPC_SEND_ONLY = 0x04,
+    OPC_SEND_ONLY_IMM = 0x05,
+    OPC_WRITE_ONLY = 0x0a,
+    OPC_READ_REQ = 0x0c,
+    OPC_READ_RESP_ONLY = 0x10,
+    OPC_ACK = 0x11,
+};
+
+#define AETH_ACK(credits)   (0x00 | ((credits) & 0x1f))
+#define AETH_RNR(timer)     (0x20 | ((timer) & 0x1f))
+#define AETH_NAK(code)      (0x60 | ((code) & 0x1f))
+#define NAK_PSN_SEQ         0
+#define NAK_INV_REQ         1
+#define NAK_REM_ACCESS      2
+
+typedef struct Roce {
+    uint8_t dmac[6];
+    uint8_t smac[6];
+    uint32_t sip;
+    uint32_t dip;
+    uint16_t sport;
+    uint16_t dport;
+    uint8_t ttl;
+    uint8_t opcode;
+    bool se;
+    bool ack_req;
+    uint8_t pad;
+    uint16_t pkey;
+    uint32_t dqpn;
+    uint32_t psn;
+    /* extension headers, by opcode */
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t dma_len;
+    uint8_t syndrome;
+    uint32_t msn;
+    uint32_t imm;
+    const uint8_t *payload;
+    uint32_t payload_len;
+    uint32_t icrc;
+} Roce;
+
+/* ---- the socket side ---- */
+
+typedef struct Env {
+    QRnic *r;
+    int fd;
+    QRnicEq eq;
+    uint32_t pdn;
+    QRnicCq cq;
+    QRnicQp qp;
+    QRnicMr mr;
+    uint8_t frame[2048];
+    size_t frame_len;
+} Env;
+
+#define MASK_TO_INIT    (RNIC_QP_ATTR_STATE | RNIC_QP_ATTR_PKEY_INDEX | \
+                         RNIC_QP_ATTR_PORT | RNIC_QP_ATTR_ACCESS_FLAGS)
+#define MASK_TO_RTR     (RNIC_QP_ATTR_STATE | RNIC_QP_ATTR_AV | \
+                         RNIC_QP_ATTR_PATH_MTU | RNIC_QP_ATTR_DEST_QPN | \
+                         RNIC_QP_ATTR_RQ_PSN | \
+                         RNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | \
+                         RNIC_QP_ATTR_MIN_RNR_TIMER)
+#define MASK_TO_RTS     (RNIC_QP_ATTR_STATE | RNIC_QP_ATTR_SQ_PSN | \
+                         RNIC_QP_ATTR_TIMEOUT | RNIC_QP_ATTR_RETRY_CNT | \
+                         RNIC_QP_ATTR_RNR_RETRY | \
+                         RNIC_QP_ATTR_MAX_QP_RD_ATOMIC)
+
+/* Where no memory or device decodes: DMA there fails. */
+#define BAD_DMA         0x7f0000000000ull
+
+/* Register offsets relative to a ring's BASE_LO. */
+#define NQ_BASE_HI      0x04
+#define NQ_LOG_SIZE     0x08
+#define NQ_PI           0x0c
+#define NQ_CI           0x10
+
+/* ---- the RoCEv2 codec ---- */
+
+uint16_t rt_ip4_csum(const uint8_t *hdr);
+void rt_st16(uint8_t *p, uint16_t v);
+uint32_t rt_ld24(const uint8_t *p);
+void rt_roce_init(Roce *f, uint8_t opcode, uint32_t dqpn, uint32_t psn);
+size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size);
+
+/* ---- the socket side ---- */
+
+void rt_sock_send(int fd, const uint8_t *buf, size_t len);
+ssize_t rt_sock_recv(int fd, uint8_t *buf, size_t size, int timeout_ms);
+void rt_recv_roce(Env *e, Roce *f);
+void rt_assert_no_frame(Env *e, int timeout_ms);
+void rt_send_roce(Env *e, const Roce *f);
+
+/* ---- common set-up ---- */
+
+void rt_ipv4_gid(uint32_t ip, uint8_t gid[16]);
+void rt_env_init(Env *e, void *obj, void *data);
+void rt_env_basic(Env *e, void *obj, void *data);
+void rt_attr_for(struct rnic_qp_attr *a, uint8_t state);
+uint8_t rt_qp_modify(Env *e, QRnicQp *qp, uint8_t state, uint32_t mask);
+void rt_env_rc_qp(Env *e, uint8_t state);
+uint8_t rt_qp_state(Env *e, QRnicQp *qp);
+void rt_sge_of(struct rnic_sge *sge, QRnicMr *mr, uint64_t off,
+               uint32_t len);
+void rt_send_wqe(struct rnic_send_wqe *w, uint64_t wr_id, uint8_t opc,
+                 unsigned nsge);
+void rt_fill_pattern(uint8_t *buf, size_t len, uint8_t seed);
+void rt_assert_cq_empty(Env *e, QRnicCq *cq);
+uint64_t rt_guest_errs(QRnic *r);
+/* Registers test @name on the "rnic" qos node, with its socketpair netdev. */
+void rt_add(const char *name, QOSTestFunc fn);
+
+#endif /* RNIC_TEST_COMMON_H */
