@@ -360,9 +360,8 @@ static void test_rc_send_rx(void *obj, void *data, QGuestAllocator *alloc)
     qrnic_settle(e.r);
 
     rt_fill_pattern(payload, sizeof(payload), 0x90);
-    rt_roce_init(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN);
-    f.payload = payload;
-    f.payload_len = sizeof(payload);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN,
+                         payload, sizeof(payload));
     rt_send_roce(&e, &f);
 
     g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
@@ -399,9 +398,8 @@ static void test_rc_send_rx_bad_icrc(void *obj, void *data,
     qrnic_settle(e.r);
 
     rt_fill_pattern(payload, sizeof(payload), 0x10);
-    rt_roce_init(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN);
-    f.payload = payload;
-    f.payload_len = sizeof(payload);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN,
+                         payload, sizeof(payload));
     len = rt_roce_build(&f, buf, sizeof(buf));
     /* flip one ICRC bit */
     buf[L3_OFF + lduw_be_p(buf + L3_OFF + 2) - 1] ^= 0x10;
@@ -449,17 +447,15 @@ static void test_rx_dropped(void *obj, void *data, QGuestAllocator *alloc)
     qrnic_settle(e.r);
 
     /* unknown QPN */
-    rt_roce_init(&f, OPC_SEND_ONLY, 0x777, QP_RQ_PSN);
-    f.payload = payload;
-    f.payload_len = sizeof(payload);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, 0x777, QP_RQ_PSN,
+                         payload, sizeof(payload));
     rt_send_roce(&e, &f);
     /* unknown BTH opcode (ICRC correct) */
     rt_roce_init(&f, 0x1f, e.qp.qpn, QP_RQ_PSN);
     rt_send_roce(&e, &f);
     /* truncated: IP length says more than the frame has */
-    rt_roce_init(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN);
-    f.payload = payload;
-    f.payload_len = sizeof(payload);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN,
+                         payload, sizeof(payload));
     len = rt_roce_build(&f, buf, sizeof(buf));
     rt_sock_send(e.fd, buf, BTH_OFF + 6);
     /* bad IPv4 header checksum */
@@ -491,9 +487,8 @@ static void test_rc_rx_psn(void *obj, void *data, QGuestAllocator *alloc)
     qrnic_settle(e.r);
 
     /* ahead of the expected PSN: one sequence NAK naming the expected PSN */
-    rt_roce_init(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN + 5);
-    f.payload = payload;
-    f.payload_len = sizeof(payload);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN + 5,
+                         payload, sizeof(payload));
     rt_send_roce(&e, &f);
     expect_ack(&e, AETH_NAK(NAK_PSN_SEQ), QP_RQ_PSN);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SEQ_NAK_SENT), ==, 1);
@@ -548,9 +543,8 @@ static void test_rc_rx_too_long(void *obj, void *data, QGuestAllocator *alloc)
     post_recv_buf(&e, 0x21, 0, 32);
     qrnic_settle(e.r);
     rt_fill_pattern(payload, sizeof(payload), 1);
-    rt_roce_init(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN);
-    f.payload = payload;
-    f.payload_len = sizeof(payload);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN,
+                         payload, sizeof(payload));
     rt_send_roce(&e, &f);
     g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x21);
@@ -991,9 +985,8 @@ static void test_rc_rx_too_many_sge(void *obj, void *data,
     qrnic_settle(e.r);
 
     rt_fill_pattern(payload, sizeof(payload), 3);
-    rt_roce_init(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN);
-    f.payload = payload;
-    f.payload_len = sizeof(payload);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN,
+                         payload, sizeof(payload));
     rt_send_roce(&e, &f);
     g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x71);

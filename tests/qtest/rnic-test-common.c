@@ -127,6 +127,14 @@ void rt_roce_init(Roce *f, uint8_t opcode, uint32_t dqpn, uint32_t psn)
     f->ack_req = true;
 }
 
+void rt_roce_init_payload(Roce *f, uint8_t opcode, uint32_t dqpn,
+                          uint32_t psn, const uint8_t *payload, size_t len)
+{
+    rt_roce_init(f, opcode, dqpn, psn);
+    f->payload = payload;
+    f->payload_len = len;
+}
+
 /* Builds @f into @buf; returns the frame length. */
 size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size)
 {

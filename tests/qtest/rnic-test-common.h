@@ -124,6 +124,9 @@ uint16_t rt_ip4_csum(const uint8_t *hdr);
 void rt_st16(uint8_t *p, uint16_t v);
 uint32_t rt_ld24(const uint8_t *p);
 void rt_roce_init(Roce *f, uint8_t opcode, uint32_t dqpn, uint32_t psn);
+/* rt_roce_init() for a frame that carries 'len' bytes of 'payload'. */
+void rt_roce_init_payload(Roce *f, uint8_t opcode, uint32_t dqpn,
+                          uint32_t psn, const uint8_t *payload, size_t len);
 size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size);
 
 /* ---- the socket side ---- */
