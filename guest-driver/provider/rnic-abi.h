@@ -298,7 +298,12 @@ struct rnic_device_attr {
     rnic_le32 num_comp_vectors;
     rnic_le32 cap_flags;        /* RNIC_DEV_CAP_* */
     rnic_le32 max_mr_pages;     /* page-list entries of one MR */
-    rnic_le32 rsvd_144[4];
+    /*
+     * Host memory the device lets guest objects (page lists, QP state)
+     * take, in MiB: creates beyond it fail with RNIC_CMD_ERR_RESOURCE.
+     */
+    rnic_le32 max_host_mem_mb;
+    rnic_le32 rsvd_148[3];
 };
 RNIC_SIZE_CHECK(struct rnic_device_attr, 160);
 

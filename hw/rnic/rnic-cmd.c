@@ -14,6 +14,8 @@
 #include "qemu/log.h"
 #include "qemu/bswap.h"
 #include "qemu/cutils.h"
+#include "qemu/units.h"
+#include "qemu/bitmap.h"
 #include "rnic.h"
 #include "rnic-wire.h"
 #include "rnic-cmd.h"
@@ -282,6 +284,8 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
                               RNIC_DEV_CAP_ATOMIC | RNIC_DEV_CAP_FAST_REG |
                               RNIC_DEV_CAP_INLINE);
     a.max_mr_pages = cpu_to_le32(s->prop.max_mr_pages);
+    a.max_host_mem_mb = cpu_to_le32(MIN(s->prop.max_host_mem / MiB,
+                                        UINT32_MAX));
     return rnic_cmd_write_out(c, &a, sizeof(a));
 }
 
@@ -504,7 +508,7 @@ static uint8_t cmd_destroy_eq(RnicCmdCtx *c)
     if (s->eq[eqn].refcnt) {
         return rnic_cmd_err_busy(c, "EQ", eqn, s->eq[eqn].refcnt);
     }
-    rnic_pbl_free(&s->eq[eqn].ring.pbl);
+    rnic_pbl_free(s, &s->eq[eqn].ring.pbl);
     memset(&s->eq[eqn], 0, sizeof(RnicEQ));
     return RNIC_CMD_OK;
 }
@@ -618,8 +622,9 @@ static uint8_t cmd_destroy_cq(RnicCmdCtx *c)
     if (cq->eqn < s->prop.max_eq && s->eq[cq->eqn].refcnt) {
         s->eq[cq->eqn].refcnt--;
     }
-    rnic_pbl_free(&cq->ring.pbl);
+    rnic_pbl_free(s, &cq->ring.pbl);
     memset(cq, 0, sizeof(*cq));
+    clear_bit(cqn, s->cq_ev);
     return RNIC_CMD_OK;
 }
 
@@ -705,7 +710,7 @@ static uint8_t cmd_destroy_srq(RnicCmdCtx *c)
     if (srq->pdn <= s->prop.max_pd && s->pd[srq->pdn].refcnt) {
         s->pd[srq->pdn].refcnt--;
     }
-    rnic_pbl_free(&srq->wq.ring.pbl);
+    rnic_pbl_free(s, &srq->wq.ring.pbl);
     memset(srq, 0, sizeof(*srq));
     return RNIC_CMD_OK;
 }
@@ -801,11 +806,11 @@ static uint8_t cmd_reg_mr(RnicCmdCtx *c)
         if (i > s->prop.max_mr) {
             return rnic_cmd_err_resource(c, "MR");
         }
-        pbl.pages = g_try_new0(uint64_t, max_pages);
-        if (!pbl.pages) {
+        if (!rnic_pbl_alloc_empty(s, max_pages, 12, &pbl)) {
+            RNIC_GUEST_ERR(s, "FAST_REG MR of %u pages exceeds max-host-mem",
+                           max_pages);
             return rnic_cmd_err_resource(c, "FAST_REG page list");
         }
-        pbl.page_shift = 12;
         iova = 0;
         length = 0;
     } else if (flags & RNIC_MR_FLAG_PHYS) {
@@ -820,7 +825,9 @@ static uint8_t cmd_reg_mr(RnicCmdCtx *c)
             return rnic_cmd_err_resource(c, "MR");
         }
     } else {
-        uint64_t pgmask, span;
+        uint8_t shift = r->pages.page_shift;
+        uint32_t npages = le32_to_cpu(r->pages.npages);
+        uint64_t pgmask, span, need;
 
         if (length == 0 || length > s->prop.max_mr_size) {
             return rnic_cmd_err_param(c, "MR length", length,
@@ -832,18 +839,24 @@ static uint8_t cmd_reg_mr(RnicCmdCtx *c)
         if (i > s->prop.max_mr) {
             return rnic_cmd_err_resource(c, "MR");
         }
+        /*
+         * The list covers iova's offset in the first page plus length,
+         * and not one page more: a guest cannot make the host hold a
+         * large list for a small region.
+         */
+        if (shift >= 12 && shift <= 30) {
+            pgmask = (1ULL << shift) - 1;
+            span = (iova & pgmask) + length;
+            need = span < length ? 0 : ((span - 1) >> shift) + 1;
+            if (npages != need) {
+                return rnic_cmd_err_param(c, "MR npages for its length",
+                                          npages, need);
+            }
+        }
         st = rnic_pbl_load(s, &r->pages, s->prop.max_mr_pages, &pbl);
         if (st) {
             trace_rnic_err_cmd_pbl(c->op, st);
             return st;
-        }
-        /* The list must cover iova's offset in the first page + length. */
-        pgmask = (1ULL << pbl.page_shift) - 1;
-        span = (iova & pgmask) + length;
-        if (span < length || (span - 1) >> pbl.page_shift >= pbl.npages) {
-            rnic_pbl_free(&pbl);
-            return rnic_cmd_err_param(c, "MR pages do not cover length", length,
-                                      (uint64_t)pbl.npages << pbl.page_shift);
         }
     }
 
@@ -888,7 +901,7 @@ static uint8_t cmd_dereg_mr(RnicCmdCtx *c)
     if (mr->pdn <= s->prop.max_pd && s->pd[mr->pdn].refcnt) {
         s->pd[mr->pdn].refcnt--;
     }
-    rnic_pbl_free(&mr->pbl);
+    rnic_pbl_free(s, &mr->pbl);
     {
         uint8_t key_byte = mr->key;
 
@@ -1008,19 +1021,19 @@ void rnic_objects_reset(RnicState *s)
         }
     }
     for (i = 0; s->cq && i <= s->prop.max_cq; i++) {
-        rnic_pbl_free(&s->cq[i].ring.pbl);
+        rnic_pbl_free(s, &s->cq[i].ring.pbl);
         memset(&s->cq[i], 0, sizeof(RnicCQ));
     }
     for (i = 0; s->eq && i < s->prop.max_eq; i++) {
-        rnic_pbl_free(&s->eq[i].ring.pbl);
+        rnic_pbl_free(s, &s->eq[i].ring.pbl);
         memset(&s->eq[i], 0, sizeof(RnicEQ));
     }
     for (i = 0; s->srq && i <= s->prop.max_srq; i++) {
-        rnic_pbl_free(&s->srq[i].wq.ring.pbl);
+        rnic_pbl_free(s, &s->srq[i].wq.ring.pbl);
         memset(&s->srq[i], 0, sizeof(RnicSRQ));
     }
     for (i = 0; s->mr && i <= s->prop.max_mr; i++) {
-        rnic_pbl_free(&s->mr[i].pbl);
+        rnic_pbl_free(s, &s->mr[i].pbl);
         memset(&s->mr[i], 0, sizeof(RnicMR));
     }
     if (s->pd) {

@@ -117,6 +117,12 @@ static bool rnic_comp_outstanding(RnicTransport *tp)
     return rnic_psn_lt(tp->comp.psn, tp->req.max_psn);
 }
 
+static void rnic_comp_ack_timer_del(RnicTransport *tp)
+{
+    timer_del(tp->comp.ack_timer);
+    tp->comp.ack_expired = false;
+}
+
 void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp)
 {
     RnicTransport *tp = qp->tp;
@@ -128,7 +134,7 @@ void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp)
         return;
     }
     if (!rnic_comp_outstanding(tp)) {
-        timer_del(tp->comp.ack_timer);
+        rnic_comp_ack_timer_del(tp);
         return;
     }
     if (timer_pending(tp->comp.ack_timer)) {
@@ -147,7 +153,7 @@ static void rnic_comp_progress(RnicState *s, RnicQP *qp)
     tp->comp.retry_left = qp->retry_cnt;
     tp->comp.rnr_left = qp->rnr_retry;
     tp->comp.rewound = false;
-    timer_del(tp->comp.ack_timer);
+    rnic_comp_ack_timer_del(tp);
     rnic_comp_arm_ack_timer(s, qp);
     /* The window moved: the requester may have packets to send. */
     rnic_qp_schedule(s, qp);
@@ -178,7 +184,7 @@ static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
     trace_rnic_tp_retransmit(qp->qpn, why, tp->comp.psn,
                              tp->comp.retry_left);
     rnic_req_rewind(s, qp, tp->comp.psn);
-    timer_del(tp->comp.ack_timer);
+    rnic_comp_ack_timer_del(tp);
     rnic_qp_schedule(s, qp);
     return true;
 }
@@ -186,9 +192,23 @@ static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
 static void rnic_comp_ack_timeout(void *opaque)
 {
     RnicTransport *tp = opaque;
-    RnicState *s = tp->s;
-    RnicQP *qp = tp->qp;
 
+    /*
+     * A retry may complete WQEs and post events: guest DMA that must
+     * happen under the bottom half's re-entrancy guard, not here.
+     */
+    tp->comp.ack_expired = true;
+    rnic_qp_schedule(tp->s, tp->qp);
+}
+
+void rnic_comp_timer_run(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+
+    if (!tp->comp.ack_expired) {
+        return;
+    }
+    tp->comp.ack_expired = false;
     if ((qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) ||
         !rnic_comp_outstanding(tp)) {
         return;
@@ -220,7 +240,7 @@ void rnic_comp_init_timers(RnicTransport *tp)
 
 void rnic_comp_stop_timers(RnicTransport *tp)
 {
-    timer_del(tp->comp.ack_timer);
+    rnic_comp_ack_timer_del(tp);
     timer_del(tp->comp.rnr_timer);
     tp->comp.wait = RNIC_COMP_RUN;
 }
@@ -331,7 +351,7 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
         trace_rnic_tp_retransmit(qp->qpn, "rnr nak", psn, tp->comp.rnr_left);
         rnic_req_rewind(s, qp, psn);
         tp->comp.wait = RNIC_COMP_RNR_WAIT;
-        timer_del(tp->comp.ack_timer);
+        rnic_comp_ack_timer_del(tp);
         timer_mod(tp->comp.rnr_timer,
                   qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                   (int64_t)rnic_rnr_timer_us(rnic_aeth_value(syn)) * SCALE_US);
@@ -504,7 +524,7 @@ void rnic_comp_rx(RnicState *s, RnicQP *qp, const RnicPkt *p,
 
 /* ---- Flush ---- */
 
-void rnic_sq_flush(RnicState *s, RnicQP *qp)
+void rnic_sq_flush(RnicState *s, RnicQP *qp, int *budget)
 {
     RnicTransport *tp = qp->tp;
     uint32_t n = 0;
@@ -512,6 +532,12 @@ void rnic_sq_flush(RnicState *s, RnicQP *qp)
     /* The doorbell never lets pi run more than a ring ahead of ci. */
     while ((uint16_t)qp->sq.ci != (uint16_t)qp->sq.pi) {
         uint16_t idx = qp->sq.ci;
+
+        if (*budget <= 0) {
+            trace_rnic_tp_flush(qp->qpn, n, 0);
+            return;             /* the core runs the QP again */
+        }
+        (*budget)--;
         struct rnic_cqe cqe = {
             .qpn = qp->qpn,
             .wqe_idx = idx & ((1u << qp->sq.ring.log_size) - 1),

@@ -36,11 +36,66 @@ const char *rnic_mem_err_str(RnicMemErr err)
     return rnic_mem_err_names[err];
 }
 
-void rnic_pbl_free(RnicPbl *pbl)
+/*
+ * Everything a guest can make the host allocate for its objects (page
+ * lists, QP state) is charged against the max-host-mem property, so that
+ * no sequence of commands can pin more host memory than the owner of the
+ * VM allowed.
+ */
+bool rnic_host_mem_charge(RnicState *s, uint64_t bytes)
 {
+    if (bytes > s->prop.max_host_mem ||
+        s->host_mem_used > s->prop.max_host_mem - bytes) {
+        trace_rnic_err_host_mem(bytes, s->host_mem_used,
+                                s->prop.max_host_mem);
+        return false;
+    }
+    s->host_mem_used += bytes;
+    return true;
+}
+
+void rnic_host_mem_uncharge(RnicState *s, uint64_t bytes)
+{
+    s->host_mem_used -= MIN(bytes, s->host_mem_used);
+}
+
+/* A page array of 'n' entries, charged to the device's host memory. */
+static uint64_t *rnic_pbl_alloc(RnicState *s, uint32_t n)
+{
+    uint64_t *pages;
+
+    if (!rnic_host_mem_charge(s, (uint64_t)n * sizeof(uint64_t))) {
+        return NULL;
+    }
+    pages = g_try_new0(uint64_t, n);
+    if (!pages) {
+        rnic_host_mem_uncharge(s, (uint64_t)n * sizeof(uint64_t));
+    }
+    return pages;
+}
+
+bool rnic_pbl_alloc_empty(RnicState *s, uint32_t cap, uint8_t page_shift,
+                          RnicPbl *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->pages = rnic_pbl_alloc(s, cap);
+    if (!out->pages) {
+        return false;
+    }
+    out->cap = cap;
+    out->page_shift = page_shift;
+    return true;
+}
+
+void rnic_pbl_free(RnicState *s, RnicPbl *pbl)
+{
+    if (pbl->pages) {
+        rnic_host_mem_uncharge(s, (uint64_t)pbl->cap * sizeof(uint64_t));
+    }
     g_free(pbl->pages);
     pbl->pages = NULL;
     pbl->npages = 0;
+    pbl->cap = 0;
 }
 
 /* Reads 'n' LE64 page addresses into 'out', checking their alignment. */
@@ -110,11 +165,15 @@ uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
     }
     pgmask = (1ULL << shift) - 1;
 
-    pages = g_try_new(uint64_t, npages);
+    pages = rnic_pbl_alloc(s, npages);
     if (!pages) {
-        trace_rnic_err_pbl("host allocation failed", npages);
+        trace_rnic_err_pbl("host memory for the list refused", npages);
+        RNIC_GUEST_ERR(s, "page list of %u pages exceeds max-host-mem",
+                       npages);
         return RNIC_CMD_ERR_RESOURCE;
     }
+    /* Reading and checking the list is work the bottom half accounts. */
+    s->cmd_cost += npages / RNIC_PBL_ENTRIES_PER_PAGE;
 
     switch (desc->levels) {
     case 0:
@@ -171,10 +230,12 @@ uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
 
     if (st != RNIC_CMD_OK) {
         g_free(pages);
+        rnic_host_mem_uncharge(s, (uint64_t)npages * sizeof(uint64_t));
         return st;
     }
     out->pages = pages;
     out->npages = npages;
+    out->cap = npages;
     out->page_shift = shift;
     return RNIC_CMD_OK;
 }
@@ -195,26 +256,26 @@ bool rnic_pbl_addr(const RnicPbl *pbl, uint64_t off, uint64_t *addr,
     return true;
 }
 
-uint64_t rnic_ring_entry(const RnicRing *ring, uint32_t idx)
+/*
+ * Every guest physical address is a valid ring address, 0 included, so
+ * success is reported apart from the address.
+ */
+bool rnic_ring_entry(const RnicRing *ring, uint32_t idx, uint64_t *addr)
 {
     uint64_t off = ((uint64_t)ring->first_page << 12) +
                    (uint64_t)(idx & ((1u << ring->log_size) - 1)) *
                    ring->stride;
-    uint64_t addr;
 
-    /* Creation checked the list covers the ring; 0 only if it did not. */
-    if (!rnic_pbl_addr(&ring->pbl, off, &addr, NULL)) {
-        return 0;
-    }
-    return addr;
+    /* Creation checked that the list covers the ring. */
+    return rnic_pbl_addr(&ring->pbl, off, addr, NULL);
 }
 
 bool rnic_ring_read(RnicState *s, const RnicRing *ring, uint32_t idx,
                     void *buf, size_t len)
 {
-    uint64_t addr = rnic_ring_entry(ring, idx);
+    uint64_t addr;
 
-    if (!addr || len > ring->stride) {
+    if (!rnic_ring_entry(ring, idx, &addr) || len > ring->stride) {
         return false;
     }
     return pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
@@ -223,9 +284,10 @@ bool rnic_ring_read(RnicState *s, const RnicRing *ring, uint32_t idx,
 bool rnic_ring_write(RnicState *s, const RnicRing *ring, uint32_t idx,
                      size_t off, const void *buf, size_t len)
 {
-    uint64_t addr = rnic_ring_entry(ring, idx);
+    uint64_t addr;
 
-    if (!addr || off > ring->stride || len > ring->stride - off) {
+    if (!rnic_ring_entry(ring, idx, &addr) || off > ring->stride ||
+        len > ring->stride - off) {
         return false;
     }
     return pci_dma_write(PCI_DEVICE(s), addr + off, buf, len) == MEMTX_OK;

@@ -17,13 +17,17 @@
 #include "rnic-wire.h"
 #include "trace.h"
 
-/* Bounds the host memory a guest can pin in the loopback queue. */
-#define RNIC_LOOP_MAX_FRAMES    1024
+/*
+ * Bounds the host memory queued RoCE frames take.  A full queue stops
+ * the netdev (can_receive) until the bottom half drains it; frames we
+ * send to ourselves are dropped and counted instead.
+ */
+#define RNIC_RX_MAX_FRAMES      1024
 /* Any non-zero start for the loss PRNG when loss-seed is 0. */
 #define RNIC_LOSS_SEED_DEFAULT  0x2545f491u
 
-struct RnicLoopFrame {
-    QSIMPLEQ_ENTRY(RnicLoopFrame) next;
+struct RnicRxFrame {
+    QSIMPLEQ_ENTRY(RnicRxFrame) next;
     size_t len;
     uint8_t data[];
 };
@@ -174,9 +178,42 @@ static void rnic_net_rx_eth(RnicState *s, const uint8_t *buf, size_t len)
     rnic_net_eth_irq(s);
 }
 
+/* Queues a RoCE frame for the bottom half; false if it was dropped. */
+static bool rnic_net_rx_queue(RnicState *s, const uint8_t *buf, size_t len)
+{
+    RnicRxFrame *f;
+
+    if (s->rx_len >= RNIC_RX_MAX_FRAMES) {
+        s->cnt[RNIC_CNT_RX_DROPPED]++;
+        trace_rnic_net_rx_full(len);
+        return false;
+    }
+    f = g_try_malloc(sizeof(*f) + len);
+    if (!f) {
+        s->cnt[RNIC_CNT_RX_DROPPED]++;
+        return false;
+    }
+    f->len = len;
+    memcpy(f->data, buf, len);
+    QSIMPLEQ_INSERT_TAIL(&s->rx_q, f, next);
+    s->rx_len++;
+    trace_rnic_net_rx_queued(len, s->rx_len);
+    rnic_schedule(s);
+    return true;
+}
+
 bool rnic_net_can_receive(NetClientState *nc)
 {
-    /* Frames without a descriptor are dropped; RoCE never waits on it. */
+    RnicState *s = qemu_get_nic_opaque(nc);
+
+    /*
+     * Frames without an Ethernet descriptor are dropped, so only a full
+     * RoCE queue holds the netdev back; the bottom half flushes it.
+     */
+    if (s->rx_len >= RNIC_RX_MAX_FRAMES) {
+        s->rx_blocked = true;
+        return false;
+    }
     return true;
 }
 
@@ -193,7 +230,7 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
     group = buf[0] & 1;
     if ((ours || group) && rnic_net_roce_for_us(s, buf, len)) {
         trace_rnic_net_rx_roce(len);
-        rnic_tp_rx(s, buf, len);
+        rnic_net_rx_queue(s, buf, len);
         return len;
     }
     /* No multicast filter table: every group frame is accepted. */
@@ -225,8 +262,6 @@ static bool rnic_loss_drop(RnicState *s)
 
 void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
 {
-    RnicLoopFrame *f;
-
     if (len < RNIC_ETH_HLEN || len > RNIC_NET_MAX_FRAME) {
         trace_rnic_net_tx_roce_bad_len(len);
         return;
@@ -245,50 +280,38 @@ void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
         qemu_send_packet(qemu_get_queue(s->nic), frame, len);
         return;
     }
-    /*
-     * To ourselves: queue it for the bottom half, so that a reply sent
-     * while handling a looped frame cannot recurse into the receive path.
-     */
-    if (s->loop_len >= RNIC_LOOP_MAX_FRAMES) {
-        s->cnt[RNIC_CNT_RX_DROPPED]++;
-        trace_rnic_net_loop_full(len);
-        return;
+    /* To ourselves: through the receive queue like any other frame. */
+    if (rnic_net_rx_queue(s, frame, len)) {
+        s->cnt[RNIC_CNT_LOOPBACK_PKTS]++;
     }
-    f = g_try_malloc(sizeof(*f) + len);
-    if (!f) {
-        s->cnt[RNIC_CNT_RX_DROPPED]++;
-        return;
-    }
-    f->len = len;
-    memcpy(f->data, frame, len);
-    QSIMPLEQ_INSERT_TAIL(&s->loop_q, f, next);
-    s->loop_len++;
-    trace_rnic_net_loop_queued(len, s->loop_len);
-    rnic_schedule(s);
 }
 
-bool rnic_net_loop_pending(RnicState *s)
+bool rnic_net_rx_pending(RnicState *s)
 {
-    return !QSIMPLEQ_EMPTY(&s->loop_q);
+    return !QSIMPLEQ_EMPTY(&s->rx_q);
 }
 
-void rnic_net_loop_run(RnicState *s, int *budget)
+void rnic_net_rx_run(RnicState *s, int *budget)
 {
-    while (*budget > 0 && !QSIMPLEQ_EMPTY(&s->loop_q)) {
-        RnicLoopFrame *f = QSIMPLEQ_FIRST(&s->loop_q);
+    while (*budget > 0 && !QSIMPLEQ_EMPTY(&s->rx_q)) {
+        RnicRxFrame *f = QSIMPLEQ_FIRST(&s->rx_q);
 
-        QSIMPLEQ_REMOVE_HEAD(&s->loop_q, next);
-        s->loop_len--;
+        QSIMPLEQ_REMOVE_HEAD(&s->rx_q, next);
+        s->rx_len--;
         (*budget)--;
+        /* Our GIDs may have changed while the frame waited. */
         if (rnic_net_roce_for_us(s, f->data, f->len)) {
-            s->cnt[RNIC_CNT_LOOPBACK_PKTS]++;
-            trace_rnic_net_loop_deliver(f->len);
+            trace_rnic_net_rx_deliver(f->len);
             rnic_tp_rx(s, f->data, f->len);
         } else {
             s->cnt[RNIC_CNT_RX_DROPPED]++;
-            trace_rnic_net_loop_drop(f->len);
+            trace_rnic_net_rx_drop_stale(f->len);
         }
         g_free(f);
+    }
+    if (s->rx_blocked && s->rx_len < RNIC_RX_MAX_FRAMES / 2) {
+        s->rx_blocked = false;
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
     }
 }
 
@@ -372,13 +395,17 @@ void rnic_net_link_status_changed(NetClientState *nc)
 
 void rnic_net_reset(RnicState *s)
 {
-    while (!QSIMPLEQ_EMPTY(&s->loop_q)) {
-        RnicLoopFrame *f = QSIMPLEQ_FIRST(&s->loop_q);
+    while (!QSIMPLEQ_EMPTY(&s->rx_q)) {
+        RnicRxFrame *f = QSIMPLEQ_FIRST(&s->rx_q);
 
-        QSIMPLEQ_REMOVE_HEAD(&s->loop_q, next);
+        QSIMPLEQ_REMOVE_HEAD(&s->rx_q, next);
         g_free(f);
     }
-    s->loop_len = 0;
+    s->rx_len = 0;
+    if (s->rx_blocked && s->nic) {
+        s->rx_blocked = false;
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
     s->loss_state = s->prop.loss_seed ? s->prop.loss_seed :
                     RNIC_LOSS_SEED_DEFAULT;
 }

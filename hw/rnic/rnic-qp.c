@@ -118,15 +118,15 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
         st = rnic_cmd_load_ring(c, &q->rq, q->rq_log_size, RNIC_RQ_WQE_SIZE, 0,
                                 &rq);
         if (st) {
-            rnic_pbl_free(&sq.pbl);
+            rnic_pbl_free(s, &sq.pbl);
             return st;
         }
     }
 
-    qp = g_try_new0(RnicQP, 1);
+    qp = rnic_host_mem_charge(s, sizeof(*qp)) ? g_try_new0(RnicQP, 1) : NULL;
     if (!qp) {
-        rnic_pbl_free(&sq.pbl);
-        rnic_pbl_free(&rq.pbl);
+        rnic_pbl_free(s, &sq.pbl);
+        rnic_pbl_free(s, &rq.pbl);
         return rnic_cmd_err_resource(c, "QP memory");
     }
     qp->qpn = qpn;
@@ -149,9 +149,10 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
     qp->rq.max_sge = q->max_recv_sge;
 
     if (!rnic_tp_qp_init(s, qp)) {
-        rnic_pbl_free(&sq.pbl);
-        rnic_pbl_free(&rq.pbl);
+        rnic_pbl_free(s, &sq.pbl);
+        rnic_pbl_free(s, &rq.pbl);
         g_free(qp);
+        rnic_host_mem_uncharge(s, sizeof(*qp));
         return rnic_cmd_err_resource(c, "QP transport state");
     }
     s->qp[qpn] = qp;
@@ -181,10 +182,11 @@ void rnic_qp_free(RnicState *s, RnicQP *qp)
 {
     rnic_tp_qp_fini(s, qp);
     rnic_qp_unschedule(s, qp);
-    rnic_pbl_free(&qp->sq.ring.pbl);
-    rnic_pbl_free(&qp->rq.ring.pbl);
+    rnic_pbl_free(s, &qp->sq.ring.pbl);
+    rnic_pbl_free(s, &qp->rq.ring.pbl);
     s->qp[qp->qpn] = NULL;
     g_free(qp);
+    rnic_host_mem_uncharge(s, sizeof(*qp));
 }
 
 static void rnic_refput(uint32_t *refcnt)

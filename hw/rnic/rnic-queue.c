@@ -11,14 +11,23 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/bswap.h"
+#include "qemu/bitmap.h"
 #include "hw/pci/msix.h"
 #include "rnic.h"
 #include "trace.h"
 
 /* WQEs or packets one QP may handle per bottom-half run. */
 #define RNIC_QP_BUDGET          64
-/* Loopback frames delivered per bottom-half run. */
-#define RNIC_LOOP_BUDGET        256
+/* WQEs, packets and flushed entries of all QPs together per run. */
+#define RNIC_QPS_BUDGET         1024
+/* Received RoCE frames handed to the transport per run. */
+#define RNIC_RX_BUDGET          256
+/* Command work units (a command, or 512 page-list entries) per run. */
+#define RNIC_CMD_BUDGET         32
+/* CQ events and EQ doorbells handled per run. */
+#define RNIC_DB_BUDGET          256
+/* QP table slots the CQ-overrun sweep looks at per run. */
+#define RNIC_SWEEP_BUDGET       4096
 
 static const char *const rnic_eqe_names[] = {
     [RNIC_EQE_COMP] = "COMP",
@@ -79,7 +88,7 @@ static bool rnic_eq_write(RnicState *s, RnicEQ *eq, uint8_t type,
     e.data = cpu_to_le32(data);
     if (!rnic_ring_write(s, &eq->ring, eq->pi, 0, &e,
                          offsetof(struct rnic_eqe, owner))) {
-        trace_rnic_err_dma(rnic_ring_entry(&eq->ring, eq->pi), sizeof(e));
+        trace_rnic_err_ring("EQ", (uint32_t)(eq - s->eq), eq->pi);
         return false;
     }
     e.owner = rnic_owner_bit(eq->pi, eq->ring.log_size);
@@ -163,7 +172,9 @@ static void rnic_cq_overrun(RnicState *s, RnicCQ *cq, uint32_t cqn)
     RNIC_GUEST_ERR(s, "CQ 0x%x overrun", cqn);
     rnic_eq_post(s, 0, RNIC_EQE_CQ_ERR, cqn, 0);
     /* The QPs go to ERR from the bottom half, not in the middle of a post. */
+    /* From the start: QPs the current pass went by may use this CQ. */
     s->overrun_sweep = true;
+    s->sweep_next = 0;
     rnic_schedule(s);
 }
 
@@ -198,7 +209,7 @@ bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
     e.owner = 0;
     if (!rnic_ring_write(s, &cq->ring, cq->pi, 0, &e,
                          offsetof(struct rnic_cqe, owner))) {
-        trace_rnic_err_dma(rnic_ring_entry(&cq->ring, cq->pi), sizeof(e));
+        trace_rnic_err_ring("CQ", cqn, cq->pi);
         rnic_cq_overrun(s, cq, cqn);
         return false;
     }
@@ -222,23 +233,31 @@ bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
     return true;
 }
 
-/* Moves every QP of an overrun CQ to ERR (from the bottom half). */
+/*
+ * Moves every QP of an overrun CQ to ERR, a slice of the QP table per
+ * run; the flushes themselves happen in each QP's budgeted run.
+ */
 static void rnic_overrun_sweep(RnicState *s)
 {
-    uint32_t i;
+    uint32_t n = RNIC_SWEEP_BUDGET;
 
-    s->overrun_sweep = false;
-    for (i = 1; i <= s->prop.max_qp + 1; i++) {
-        RnicQP *qp = s->qp[i];
-        RnicCQ *scq, *rcq;
+    while (n-- && s->overrun_sweep) {
+        uint32_t i = s->sweep_next;
+        RnicQP *qp;
 
-        if (!qp) {
-            continue;
+        s->sweep_next++;
+        if (s->sweep_next > s->prop.max_qp + 1) {
+            s->sweep_next = 0;
+            s->overrun_sweep = false;
         }
-        scq = rnic_cq_get(s, qp->send_cqn);
-        rcq = rnic_cq_get(s, qp->recv_cqn);
-        if ((scq && scq->overrun) || (rcq && rcq->overrun)) {
-            rnic_qp_fatal(s, qp, RNIC_EQE_QP_FATAL);
+        qp = s->qp[i];
+        if (qp) {
+            RnicCQ *scq = rnic_cq_get(s, qp->send_cqn);
+            RnicCQ *rcq = rnic_cq_get(s, qp->recv_cqn);
+
+            if ((scq && scq->overrun) || (rcq && rcq->overrun)) {
+                rnic_qp_fatal(s, qp, RNIC_EQE_QP_FATAL);
+            }
         }
     }
 }
@@ -352,7 +371,6 @@ static void rnic_db_sq_rq(RnicState *s, uint16_t uctx, uint32_t qn,
 static void rnic_db_srq(RnicState *s, uint16_t uctx, uint32_t qn, uint32_t idx)
 {
     RnicSRQ *srq = rnic_srq_get(s, qn);
-    uint32_t i;
 
     if (!srq) {
         trace_rnic_err_db_handle("SRQ", qn, uctx);
@@ -365,17 +383,11 @@ static void rnic_db_srq(RnicState *s, uint16_t uctx, uint32_t qn, uint32_t idx)
                        uctx, qn, srq->uctx);
         return;
     }
-    if (!rnic_wq_doorbell(s, "SRQ", qn, &srq->wq, idx)) {
-        return;
-    }
-    /* QPs waiting for receive WQEs (RNR) may proceed now. */
-    for (i = 1; i <= s->prop.max_qp + 1; i++) {
-        RnicQP *qp = s->qp[i];
-
-        if (qp && qp->srqn == qn && qp->state != RNIC_QPS_RESET) {
-            rnic_qp_schedule(s, qp);
-        }
-    }
+    /*
+     * Nothing waits for SRQ WQEs: receive WQEs are taken when a request
+     * arrives, and a peer we sent an RNR NAK retries on its own timer.
+     */
+    rnic_wq_doorbell(s, "SRQ", qn, &srq->wq, idx);
 }
 
 static void rnic_db_cq(RnicState *s, uint16_t uctx, uint32_t qn, uint64_t val)
@@ -409,11 +421,14 @@ static void rnic_db_cq(RnicState *s, uint16_t uctx, uint32_t qn, uint64_t val)
         cq->armed_solicited = !(val & RNIC_DB_ARM) &&
                               (val & RNIC_DB_ARM_SOLICITED);
         /*
-         * CQEs the consumer has not seen yet: fire now rather than lose
-         * the wake-up (possibly spurious for a solicited-only arm).
+         * CQEs the consumer has not seen yet: the bottom half fires the
+         * event rather than lose the wake-up (possibly spurious for a
+         * solicited-only arm).
          */
         if (cq->pi != cq->ci) {
-            rnic_cq_event(s, cq, qn);
+            set_bit(qn, s->cq_ev);
+            s->cq_ev_any = true;
+            rnic_schedule(s);
         }
     }
 }
@@ -446,13 +461,55 @@ static void rnic_db_eq(RnicState *s, uint16_t uctx, uint32_t qn, uint64_t val)
     if (val & RNIC_DB_ARM) {
         eq->armed = true;
     }
-    rnic_eq_report_lost(s, qn);
-    if (qn != 0) {
-        rnic_eq_report_lost(s, 0);
+    /* Lost-event reports and the interrupt come from the bottom half. */
+    eq->db_pending = true;
+    s->eq_db_pending = true;
+    rnic_schedule(s);
+}
+
+/* The doorbell work the MMIO handlers left for the bottom half. */
+static void rnic_db_run(RnicState *s)
+{
+    unsigned long nbits = s->prop.max_cq + 1;
+    unsigned budget = RNIC_DB_BUDGET;
+    uint32_t i;
+
+    while (s->cq_ev_any) {
+        unsigned long cqn = find_first_bit(s->cq_ev, nbits);
+        RnicCQ *cq;
+
+        if (cqn >= nbits) {
+            s->cq_ev_any = false;
+            break;
+        }
+        if (!budget--) {
+            break;
+        }
+        clear_bit(cqn, s->cq_ev);
+        cq = rnic_cq_get(s, cqn);
+        if (cq && cq->armed && cq->pi != cq->ci) {
+            rnic_cq_event(s, cq, cqn);
+        }
     }
-    if (eq->armed && eq->pi != eq->ci) {
-        eq->armed = false;
-        rnic_irq(s, eq->vector);
+    if (!s->eq_db_pending) {
+        return;
+    }
+    s->eq_db_pending = false;
+    for (i = 0; i < s->prop.max_eq; i++) {
+        RnicEQ *eq = &s->eq[i];
+
+        if (!eq->valid || !eq->db_pending) {
+            continue;
+        }
+        eq->db_pending = false;
+        rnic_eq_report_lost(s, i);
+        if (i != 0) {
+            rnic_eq_report_lost(s, 0);
+        }
+        if (eq->armed && eq->pi != eq->ci) {
+            eq->armed = false;
+            rnic_irq(s, eq->vector);
+        }
     }
 }
 
@@ -532,19 +589,29 @@ const MemoryRegionOps rnic_db_ops = {
 
 /* ---- bottom half ---- */
 
+/*
+ * The one place where the device does its work.  Each kind of work has
+ * its own budget per run; what is left reschedules the bottom half, so
+ * the main loop (and other devices) get their turn in between.
+ */
 void rnic_bh(void *opaque)
 {
     RnicState *s = opaque;
-    bool again = false;
-    int loop_budget = RNIC_LOOP_BUDGET;
+    int rx_budget = RNIC_RX_BUDGET;
+    int total = RNIC_QPS_BUDGET;
+    bool again;
     unsigned n;
 
     if (s->cmd_pending) {
-        rnic_cmdq_run(s);
+        rnic_cmdq_run(s, RNIC_CMD_BUDGET);
     }
+    rnic_db_run(s);
     if (s->overrun_sweep) {
         rnic_overrun_sweep(s);
     }
+
+    /* Received ACKs first: they open windows for the requesters below. */
+    rnic_net_rx_run(s, &rx_budget);
 
     /* Only the QPs queued now: ones re-queued below wait for the next run. */
     n = 0;
@@ -555,24 +622,26 @@ void rnic_bh(void *opaque)
             n++;
         }
     }
-    while (n-- && !QTAILQ_EMPTY(&s->work_list)) {
+    while (n-- && total > 0 && !QTAILQ_EMPTY(&s->work_list)) {
         RnicQP *qp = QTAILQ_FIRST(&s->work_list);
-        int budget = RNIC_QP_BUDGET;
+        int budget = MIN(RNIC_QP_BUDGET, total);
 
         QTAILQ_REMOVE(&s->work_list, qp, work_next);
         qp->scheduled = false;
+        total -= budget;
         rnic_tp_qp_run(s, qp, &budget);
+        total += MAX(budget, 0);
         if (budget <= 0 && !qp->scheduled) {
             qp->scheduled = true;
             QTAILQ_INSERT_TAIL(&s->work_list, qp, work_next);
         }
     }
 
-    rnic_net_loop_run(s, &loop_budget);
     rnic_net_tx_run(s);
 
-    again = !QTAILQ_EMPTY(&s->work_list) || rnic_net_loop_pending(s) ||
-            s->cmd_pending || s->overrun_sweep;
+    again = !QTAILQ_EMPTY(&s->work_list) || rnic_net_rx_pending(s) ||
+            s->cmd_pending || s->overrun_sweep || s->cq_ev_any ||
+            s->eq_db_pending;
     if (again) {
         qemu_bh_schedule(s->bh);
     }

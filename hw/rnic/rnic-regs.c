@@ -53,11 +53,15 @@ static bool rnic_cmdq_valid(RnicState *s)
     return true;
 }
 
-void rnic_cmdq_run(RnicState *s)
+/*
+ * Runs commands until 'budget' work units are spent: one per command,
+ * plus one per 512 page-list entries it loaded.  What is left waits for
+ * the next bottom-half run.
+ */
+void rnic_cmdq_run(RnicState *s, int budget)
 {
     s->cmd_pending = false;
 
-    /* At most one ring's worth per run: PI was checked against the size. */
     while ((s->status & RNIC_STATUS_READY) &&
            !(s->status & RNIC_STATUS_FATAL) && s->cmdq_ci != s->cmdq_pi) {
         uint64_t addr = s->cmdq_base + (uint64_t)RNIC_CMD_ENTRY_SIZE *
@@ -68,6 +72,12 @@ void rnic_cmdq_run(RnicState *s)
         uint32_t out[6] = {};
         uint8_t st;
         int i;
+
+        if (budget <= 0) {
+            s->cmd_pending = true;
+            break;
+        }
+        s->cmd_cost = 0;
 
         if (pci_dma_read(PCI_DEVICE(s), addr, &cmd, sizeof(cmd)) != MEMTX_OK) {
             trace_rnic_err_cmd_dma("fetch", addr);
@@ -99,6 +109,7 @@ void rnic_cmdq_run(RnicState *s)
         trace_rnic_cmd_done(s->cmdq_ci, rnic_cmd_opc_str(cmd.hdr.opcode), st,
                             out[0], out[1]);
         s->cmdq_ci++;
+        budget -= 1 + (int)MIN(s->cmd_cost, (uint32_t)INT_MAX / 2);
     }
 }
 

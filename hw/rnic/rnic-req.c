@@ -607,9 +607,14 @@ void rnic_req_run(RnicState *s, RnicQP *qp, int *budget)
 
 bool rnic_tp_qp_init(RnicState *s, RnicQP *qp)
 {
-    RnicTransport *tp = g_try_new0(RnicTransport, 1);
+    RnicTransport *tp;
 
+    if (!rnic_host_mem_charge(s, sizeof(*tp))) {
+        return false;
+    }
+    tp = g_try_new0(RnicTransport, 1);
     if (!tp) {
+        rnic_host_mem_uncharge(s, sizeof(*tp));
         return false;
     }
     tp->s = s;
@@ -632,6 +637,7 @@ void rnic_tp_qp_fini(RnicState *s, RnicQP *qp)
     timer_free(tp->comp.ack_timer);
     timer_free(tp->comp.rnr_timer);
     g_free(tp);
+    rnic_host_mem_uncharge(s, sizeof(*tp));
     qp->tp = NULL;
 }
 
@@ -695,14 +701,12 @@ void rnic_tp_qp_flush(RnicState *s, RnicQP *qp)
 {
     RnicTransport *tp = qp->tp;
 
-    if (!tp || tp->flushing) {
+    if (!tp) {
         return;
     }
-    tp->flushing = true;
     rnic_comp_stop_timers(tp);
-    rnic_sq_flush(s, qp);
-    rnic_rq_flush(s, qp);
-    tp->flushing = false;
+    /* A ring of 32K WQEs is flushed a budget at a time, by the BH. */
+    rnic_qp_schedule(s, qp);
 }
 
 void rnic_tp_qp_run(RnicState *s, RnicQP *qp, int *budget)
@@ -712,12 +716,14 @@ void rnic_tp_qp_run(RnicState *s, RnicQP *qp, int *budget)
     }
     switch (qp->state) {
     case RNIC_QPS_ERR:
-        /* WQEs posted after the QP failed complete as flushed. */
-        rnic_tp_qp_flush(s, qp);
+        /* Outstanding WQEs, and any posted since, complete as flushed. */
+        rnic_rq_flush(s, qp, budget);
+        rnic_sq_flush(s, qp, budget);
         return;
     case RNIC_QPS_RTR:
     case RNIC_QPS_RTS:
     case RNIC_QPS_SQD:
+        rnic_comp_timer_run(s, qp);
         rnic_resp_run(s, qp, budget);
         rnic_req_run(s, qp, budget);
         return;

@@ -34,16 +34,31 @@ static uint32_t rnic_imm_to_cqe(uint32_t imm)
     return ldl_le_p(b);
 }
 
-static bool rnic_resp_rd_pending(RnicTransport *tp)
+/*
+ * The responder keeps as many READ/ATOMIC requests as the QP's
+ * max_dest_rd_atomic allows: that many may wait for responses, and that
+ * many are remembered for replay.
+ */
+static unsigned rnic_resp_rd_slots(const RnicQP *qp)
 {
-    unsigned i;
+    return MIN(MAX(qp->max_dest_rd_atomic, 1), RNIC_TP_RD_RING);
+}
+
+static unsigned rnic_resp_rd_npending(RnicTransport *tp)
+{
+    unsigned i, n = 0;
 
     for (i = 0; i < RNIC_TP_RD_RING; i++) {
         if (tp->resp.rd[i].valid && tp->resp.rd[i].pending) {
-            return true;
+            n++;
         }
     }
-    return false;
+    return n;
+}
+
+static bool rnic_resp_rd_pending(RnicTransport *tp)
+{
+    return rnic_resp_rd_npending(tp) != 0;
 }
 
 /* ---- ACK/NAK ---- */
@@ -215,7 +230,7 @@ static RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp)
     return RNIC_RWQE_OK;
 }
 
-void rnic_rq_flush(RnicState *s, RnicQP *qp)
+void rnic_rq_flush(RnicState *s, RnicQP *qp, int *budget)
 {
     RnicTransport *tp = qp->tp;
     uint32_t n = 0;
@@ -231,7 +246,7 @@ void rnic_rq_flush(RnicState *s, RnicQP *qp)
     if (qp->srqn) {
         goto out;
     }
-    while ((uint16_t)qp->rq.ci != (uint16_t)qp->rq.pi) {
+    while ((uint16_t)qp->rq.ci != (uint16_t)qp->rq.pi && *budget > 0) {
         struct rnic_recv_wqe hdr;
         struct rnic_cqe cqe = {
             .qpn = qp->qpn,
@@ -247,6 +262,7 @@ void rnic_rq_flush(RnicState *s, RnicQP *qp)
         rnic_cq_post(s, qp->recv_cqn, &cqe);
         qp->rq.ci = qp->rq.ci + 1;
         n++;
+        (*budget)--;
     }
 out:
     if (n) {
@@ -509,12 +525,19 @@ static void rnic_resp_write(RnicState *s, RnicQP *qp, const RnicPkt *p,
 
 /* ---- RDMA READ and ATOMIC ---- */
 
+/*
+ * A slot for a new READ or ATOMIC; NULL if the requester already has
+ * max_dest_rd_atomic of them waiting (or the QP allows none).
+ */
 static RnicRdReq *rnic_resp_rd_alloc(RnicTransport *tp)
 {
-    RnicRdReq *rd = &tp->resp.rd[tp->resp.rd_head % RNIC_TP_RD_RING];
+    RnicQP *qp = tp->qp;
+    RnicRdReq *rd = &tp->resp.rd[tp->resp.rd_head % rnic_resp_rd_slots(qp)];
 
-    if (rd->valid && rd->pending) {
-        return NULL;            /* the requester ignored max_dest_rd_atomic */
+    if (!qp->max_dest_rd_atomic ||
+        rnic_resp_rd_npending(tp) >= qp->max_dest_rd_atomic ||
+        (rd->valid && rd->pending)) {
+        return NULL;
     }
     tp->resp.rd_head++;
     memset(rd, 0, sizeof(*rd));
@@ -701,11 +724,12 @@ static bool rnic_resp_rd_step(RnicState *s, RnicQP *qp, RnicRdReq *rd)
 /* Oldest queued request with responses still to send. */
 static RnicRdReq *rnic_resp_rd_next(RnicTransport *tp)
 {
+    unsigned slots = rnic_resp_rd_slots(tp->qp);
     unsigned i;
 
     for (i = 0; i < RNIC_TP_RD_RING; i++) {
-        RnicRdReq *rd = &tp->resp.rd[(tp->resp.rd_head + i) %
-                                     RNIC_TP_RD_RING];
+        RnicRdReq *rd = &tp->resp.rd[i < slots ?
+                                     (tp->resp.rd_head + i) % slots : i];
 
         if (rd->valid && rd->pending) {
             return rd;
@@ -763,6 +787,11 @@ static void rnic_resp_duplicate(RnicState *s, RnicQP *qp, const RnicPkt *p,
 
         if (!rd->valid || k < 0 || (uint32_t)k >= rd->npkts) {
             continue;
+        }
+        /* A replay takes a response slot like a new request does. */
+        if (!rd->pending &&
+            rnic_resp_rd_npending(tp) >= qp->max_dest_rd_atomic) {
+            break;
         }
         if (rd->atomic) {
             if (!(flags & RNIC_OPF_ATOMIC) || k) {
@@ -945,6 +974,37 @@ static void rnic_rx_drop(RnicState *s, uint32_t qpn, const char *why)
     s->cnt[RNIC_CNT_RX_DROPPED]++;
 }
 
+/*
+ * Whether a packet may enter 'qp' at all: its P_Key must match the
+ * port's one entry (0xffff, a full member, so only the low 15 bits are
+ * compared), and a connected QP only hears from the peer its address
+ * vector names, at the GID it sends from.  The UDP source port is not
+ * part of it: RoCEv2 makes it an entropy field that peers derive from
+ * the flow label or the QPNs as they see fit.  RC and UC BTHs carry no
+ * source QPN to compare with dest_qpn.
+ */
+static const char *rnic_rx_source_check(RnicState *s, const RnicQP *qp,
+                                        const RnicPkt *p)
+{
+    const RnicGid *g;
+
+    if ((p->bth.pkey & 0x7fff) != (RNIC_DEFAULT_PKEY & 0x7fff)) {
+        return "P_Key mismatch";
+    }
+    if (qp->type != RNIC_QPT_RC && qp->type != RNIC_QPT_UC) {
+        return NULL;
+    }
+    if (memcmp(p->ip_src, qp->av.dgid, 16)) {
+        return "source GID is not the connected peer";
+    }
+    g = qp->av.sgid_index < s->prop.max_gid ? &s->gid[qp->av.sgid_index]
+                                             : NULL;
+    if (!g || !g->valid || memcmp(p->ip_dst, g->gid, 16)) {
+        return "destination GID is not the QP's source GID";
+    }
+    return NULL;
+}
+
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
 {
     const RnicOpcodeInfo *info;
@@ -974,6 +1034,14 @@ void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
     if (!rnic_opcode_fits_qp(qp, p.bth.opcode)) {
         rnic_rx_drop(s, qp->qpn, "opcode of another transport");
         return;
+    }
+    if (qp->state != RNIC_QPS_RESET && qp->state != RNIC_QPS_INIT) {
+        const char *why = rnic_rx_source_check(s, qp, &p);
+
+        if (why) {
+            rnic_rx_drop(s, qp->qpn, why);
+            return;
+        }
     }
     trace_rnic_tp_rx(qp->qpn, info->name, p.bth.psn, p.payload_len);
 

@@ -116,6 +116,12 @@ typedef struct RnicComp {
     uint8_t rnr_left;       /* from qp->rnr_retry; 7 means infinite */
     bool rewound;           /* a retransmission from 'psn' is under way */
     bool sqd_notified;
+    /*
+     * The ACK timer fired.  Timers run outside the device's re-entrancy
+     * guard, so they only record this; rnic_comp_timer_run() acts on it
+     * from the bottom half.
+     */
+    bool ack_expired;
     QEMUTimer *ack_timer;
     QEMUTimer *rnr_timer;
 } RnicComp;
@@ -183,7 +189,6 @@ typedef struct RnicResp {
 struct RnicTransport {
     RnicState *s;
     RnicQP *qp;
-    bool flushing;          /* guards against re-entry from rnic_qp_fatal */
     RnicReq req;
     RnicComp comp;
     RnicResp resp;
@@ -238,11 +243,14 @@ void rnic_comp_advance(RnicState *s, RnicQP *qp);
 /* (Re)arms the local ACK timer if packets are outstanding. */
 void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp);
 void rnic_comp_stop_timers(RnicTransport *tp);
-void rnic_sq_flush(RnicState *s, RnicQP *qp);
+/* Handles an expired ACK timer (bottom half only). */
+void rnic_comp_timer_run(RnicState *s, RnicQP *qp);
+/* Both flushes stop when *budget reaches 0 and resume on the next run. */
+void rnic_sq_flush(RnicState *s, RnicQP *qp, int *budget);
 
 /* rnic-resp.c */
 void rnic_resp_reset(RnicTransport *tp);
 void rnic_resp_run(RnicState *s, RnicQP *qp, int *budget);
-void rnic_rq_flush(RnicState *s, RnicQP *qp);
+void rnic_rq_flush(RnicState *s, RnicQP *qp, int *budget);
 
 #endif /* HW_RNIC_TRANSPORT_H */

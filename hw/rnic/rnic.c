@@ -12,6 +12,7 @@
 #include "qemu/module.h"
 #include "qemu/host-utils.h"
 #include "qemu/units.h"
+#include "qemu/bitmap.h"
 #include "qapi/error.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msix.h"
@@ -38,6 +39,7 @@
 #define RNIC_CAP_MAX_GID        256
 #define RNIC_CAP_MAX_RD_ATOM    128
 #define RNIC_MIN_MR_SIZE        4096
+#define RNIC_MIN_HOST_MEM       (1 * MiB)
 
 static void rnic_realize_fail_range(Error **errp, const char *name,
                                     uint64_t val, uint64_t min, uint64_t max)
@@ -71,6 +73,8 @@ static bool rnic_check_props(RnicState *s, Error **errp)
         { "max-rd-atom", s->prop.max_rd_atom, 1, RNIC_CAP_MAX_RD_ATOM },
         { "msix-vectors", s->prop.msix_vectors, 1, RNIC_MAX_MSIX_VECTORS },
         { "loss", s->prop.loss, 0, 100 },
+        { "max-host-mem", s->prop.max_host_mem, RNIC_MIN_HOST_MEM,
+          UINT64_MAX },
     };
     size_t i;
 
@@ -107,6 +111,8 @@ static void rnic_free_tables(RnicState *s)
     g_free(s->srq);
     g_free(s->qp);
     g_free(s->gid);
+    g_free(s->cq_ev);
+    s->cq_ev = NULL;
     s->uctx = NULL;
     s->pd = NULL;
     s->cq = NULL;
@@ -127,8 +133,10 @@ static bool rnic_alloc_tables(RnicState *s, Error **errp)
     s->srq = g_try_new0(RnicSRQ, s->prop.max_srq + 1);
     s->qp = g_try_new0(RnicQP *, s->prop.max_qp + 2);
     s->gid = g_try_new0(RnicGid, s->prop.max_gid);
+    s->cq_ev = g_try_new0(unsigned long,
+                          BITS_TO_LONGS(s->prop.max_cq + 1));
     if (!s->uctx || !s->pd || !s->cq || !s->eq || !s->mr || !s->srq ||
-        !s->qp || !s->gid) {
+        !s->qp || !s->gid || !s->cq_ev) {
         rnic_free_tables(s);
         error_setg(errp, "rnic: cannot allocate the object tables");
         return false;
@@ -142,6 +150,10 @@ void rnic_reset(RnicState *s)
     qemu_bh_cancel(s->bh);
     rnic_objects_reset(s);
     QTAILQ_INIT(&s->work_list);
+    bitmap_zero(s->cq_ev, s->prop.max_cq + 1);
+    s->cq_ev_any = false;
+    s->eq_db_pending = false;
+    s->sweep_next = 0;
     rnic_net_reset(s);
     rnic_regs_reset(s);
 }
@@ -189,7 +201,7 @@ static void rnic_realize(PCIDevice *pdev, Error **errp)
     }
 
     QTAILQ_INIT(&s->work_list);
-    QSIMPLEQ_INIT(&s->loop_q);
+    QSIMPLEQ_INIT(&s->rx_q);
     s->bh = qemu_bh_new_guarded(rnic_bh, s, &dev->mem_reentrancy_guard);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
@@ -251,6 +263,8 @@ static const Property rnic_properties[] = {
                        RNIC_MSIX_VECTOR_DEFAULT),
     DEFINE_PROP_UINT32("loss", RnicState, prop.loss, 0),
     DEFINE_PROP_UINT32("loss-seed", RnicState, prop.loss_seed, 0),
+    DEFINE_PROP_SIZE("max-host-mem", RnicState, prop.max_host_mem,
+                     256 * MiB),
 };
 
 static const VMStateDescription rnic_vmstate = {

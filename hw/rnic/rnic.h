@@ -17,6 +17,13 @@
  *
  * Everything runs under the BQL: MMIO handlers, the bottom half, timers
  * and netdev receive all take it, so object tables need no other lock.
+ *
+ * Only the bottom half touches guest memory for rings, events and
+ * packets, and only within its budget.  MMIO handlers, timers and the
+ * netdev receive callback record what happened and schedule it.  The
+ * bottom half runs under the device's re-entrancy guard, so a guest that
+ * points a ring at one of our own BARs gets a failed DMA, not a nested
+ * register write that frees the objects in use.
  */
 #ifndef HW_RNIC_H
 #define HW_RNIC_H
@@ -44,6 +51,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(RnicState, RNIC)
 typedef struct RnicPbl {
     uint64_t *pages;            /* DMA address of each page */
     uint32_t npages;
+    uint32_t cap;               /* entries allocated (and charged) */
     uint8_t page_shift;
 } RnicPbl;
 
@@ -74,6 +82,7 @@ typedef struct RnicEQ {
     uint16_t vector;
     uint32_t lost;              /* events dropped while full */
     uint32_t refcnt;            /* CQs naming it */
+    bool db_pending;            /* doorbell work for the bottom half */
 } RnicEQ;
 
 typedef struct RnicCQ {
@@ -218,6 +227,7 @@ struct RnicState {
         uint32_t msix_vectors;
         uint32_t loss;          /* egress drop percentage, 0..100 */
         uint32_t loss_seed;
+        uint64_t max_host_mem;  /* bytes of host memory for guest objects */
     } prop;
 
     /* Registers. */
@@ -255,18 +265,31 @@ struct RnicState {
 
     QEMUBH *bh;                 /* commands, doorbells, ring work */
     bool cmd_pending;
+    uint32_t cmd_cost;          /* extra work units of the current command */
     QTAILQ_HEAD(, RnicQP) work_list;
+    uint64_t host_mem_used;     /* charged against prop.max_host_mem */
+
+    /* CQs armed by a doorbell whose event the bottom half still owes. */
+    unsigned long *cq_ev;       /* bitmap of max_cq + 1 */
+    bool cq_ev_any;
+    bool eq_db_pending;         /* some EQ has db_pending set */
 
     uint32_t loss_state;        /* PRNG for the loss property */
 
     bool link_up;               /* link state last reported to the guest */
     bool overrun_sweep;         /* a CQ overran: move its QPs to ERR */
-    /* Frames sent to our own MAC, delivered from the bottom half. */
-    QSIMPLEQ_HEAD(, RnicLoopFrame) loop_q;
-    uint32_t loop_len;
+    uint32_t sweep_next;        /* next QPN the sweep looks at */
+    /*
+     * RoCE frames received from the netdev or looped back to ourselves,
+     * handled by the bottom half so that a frame never enters the
+     * transport while it is in the middle of sending one.
+     */
+    QSIMPLEQ_HEAD(, RnicRxFrame) rx_q;
+    uint32_t rx_len;
+    bool rx_blocked;            /* can_receive said no: flush when drained */
 };
 
-typedef struct RnicLoopFrame RnicLoopFrame;    /* private to rnic-net.c */
+typedef struct RnicRxFrame RnicRxFrame;    /* private to rnic-net.c */
 
 /* rnic.c: CTRL.RESET, ENABLE cleared, PCI reset: every object freed. */
 void rnic_reset(RnicState *s);
@@ -275,7 +298,7 @@ void rnic_reset(RnicState *s);
 extern const MemoryRegionOps rnic_regs_ops;
 /* Registers and counters only; rnic_reset() does the rest. */
 void rnic_regs_reset(RnicState *s);
-void rnic_cmdq_run(RnicState *s);
+void rnic_cmdq_run(RnicState *s, int budget);
 
 /* rnic-cmd.c: one command; returns enum rnic_cmd_status. */
 uint8_t rnic_cmd_exec(RnicState *s, const struct rnic_cmd *cmd,
@@ -311,13 +334,18 @@ typedef enum RnicMemErr {
 } RnicMemErr;
 const char *rnic_mem_err_str(RnicMemErr err);
 
+bool rnic_host_mem_charge(RnicState *s, uint64_t bytes);
+void rnic_host_mem_uncharge(RnicState *s, uint64_t bytes);
 uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
                       uint32_t max_pages, RnicPbl *out);
-void rnic_pbl_free(RnicPbl *pbl);
+/* An empty list with room for 'cap' pages (FAST_REG MRs). */
+bool rnic_pbl_alloc_empty(RnicState *s, uint32_t cap, uint8_t page_shift,
+                          RnicPbl *out);
+void rnic_pbl_free(RnicState *s, RnicPbl *pbl);
 /* DMA address of byte 'off' of a page list; false if out of range. */
 bool rnic_pbl_addr(const RnicPbl *pbl, uint64_t off, uint64_t *addr,
                    uint64_t *contig);
-uint64_t rnic_ring_entry(const RnicRing *ring, uint32_t idx);
+bool rnic_ring_entry(const RnicRing *ring, uint32_t idx, uint64_t *addr);
 bool rnic_ring_read(RnicState *s, const RnicRing *ring, uint32_t idx,
                     void *buf, size_t len);
 bool rnic_ring_write(RnicState *s, const RnicRing *ring, uint32_t idx,
@@ -358,9 +386,9 @@ void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len);
 void rnic_net_tx_run(RnicState *s);
 void rnic_net_reset(RnicState *s);
 void rnic_net_link_status_changed(NetClientState *nc);
-/* Delivers queued loopback frames; decrements *budget per frame. */
-void rnic_net_loop_run(RnicState *s, int *budget);
-bool rnic_net_loop_pending(RnicState *s);
+/* Hands queued RoCE frames to the transport; decrements *budget each. */
+void rnic_net_rx_run(RnicState *s, int *budget);
+bool rnic_net_rx_pending(RnicState *s);
 
 /* Transport (rnic-req.c, rnic-comp.c, rnic-resp.c). */
 bool rnic_tp_qp_init(RnicState *s, RnicQP *qp);      /* at CREATE_QP */
@@ -368,7 +396,11 @@ void rnic_tp_qp_fini(RnicState *s, RnicQP *qp);      /* at DESTROY_QP */
 /* After MODIFY_QP applied attributes and moved from 'old_state'. */
 void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
                          uint32_t attr_mask);
-/* Completes every outstanding SQ/RQ WQE with WR_FLUSH_ERR (QP in ERR). */
+/*
+ * The QP is in ERR: stops its timers and schedules it; rnic_tp_qp_run()
+ * then completes every outstanding SQ/RQ WQE with WR_FLUSH_ERR, within
+ * the bottom half's budget.
+ */
 void rnic_tp_qp_flush(RnicState *s, RnicQP *qp);
 /*
  * Requester and RQ work for one QP; decrements *budget per WQE/packet.
