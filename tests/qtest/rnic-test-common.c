@@ -400,16 +400,21 @@ void rt_env_rc_qp(Env *e, uint8_t state)
                                      e->cq.cqn, e->cq.cqn, 4, 5),
                      ==, RNIC_CMD_OK);
     g_assert_cmpuint(e->qp.qpn, >=, 2);
+    rt_qp_up(e, &e->qp, state);
+}
+
+void rt_qp_up(Env *e, QRnicQp *qp, uint8_t state)
+{
     if (state >= RNIC_QPS_INIT) {
-        g_assert_cmpuint(rt_qp_modify(e, &e->qp, RNIC_QPS_INIT, MASK_TO_INIT),
+        g_assert_cmpuint(rt_qp_modify(e, qp, RNIC_QPS_INIT, MASK_TO_INIT),
                          ==, RNIC_CMD_OK);
     }
     if (state >= RNIC_QPS_RTR) {
-        g_assert_cmpuint(rt_qp_modify(e, &e->qp, RNIC_QPS_RTR, MASK_TO_RTR),
+        g_assert_cmpuint(rt_qp_modify(e, qp, RNIC_QPS_RTR, MASK_TO_RTR),
                          ==, RNIC_CMD_OK);
     }
     if (state >= RNIC_QPS_RTS) {
-        g_assert_cmpuint(rt_qp_modify(e, &e->qp, RNIC_QPS_RTS, MASK_TO_RTS),
+        g_assert_cmpuint(rt_qp_modify(e, qp, RNIC_QPS_RTS, MASK_TO_RTS),
                          ==, RNIC_CMD_OK);
     }
 }
@@ -488,8 +493,36 @@ static void *data_test_init(GString *cmd_line, void *arg)
 
 void rt_add(const char *name, QOSTestFunc fn)
 {
+    rt_add_opts(name, fn, "");
+}
+
+void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts)
+{
     QOSGraphTestOptions opts = {
         .before = data_test_init,
+        .edge.extra_device_opts = g_strdup_printf(LIMIT_OPTS
+                                                  ",msix-vectors=5%s",
+                                                  dev_opts),
+    };
+
+    qos_add_test(name, "rnic", fn, &opts);
+}
+
+/* Two rnics on one hub: frames from one reach the other synchronously. */
+static void *hub_test_init(GString *cmd_line, void *arg)
+{
+    g_string_append(cmd_line,
+                    " -netdev hubport,id=hs0,hubid=7"
+                    " -netdev hubport,id=hs1,hubid=7"
+                    " -device rnic,addr=05.0,netdev=hs1,mac=" RT_MAC2_STR
+                    "," LIMIT_OPTS ",msix-vectors=5 ");
+    return arg;
+}
+
+void rt_add_pair(const char *name, QOSTestFunc fn)
+{
+    QOSGraphTestOptions opts = {
+        .before = hub_test_init,
         .edge.extra_device_opts = LIMIT_OPTS ",msix-vectors=5",
     };
 

@@ -145,6 +145,8 @@ void rt_env_basic(Env *e, void *obj, void *data);
 void rt_attr_for(struct rnic_qp_attr *a, uint8_t state);
 uint8_t rt_qp_modify(Env *e, QRnicQp *qp, uint8_t state, uint32_t mask);
 void rt_env_rc_qp(Env *e, uint8_t state);
+/* RESET -> INIT -> RTR -> RTS with the test attributes, up to 'state'. */
+void rt_qp_up(Env *e, QRnicQp *qp, uint8_t state);
 uint8_t rt_qp_state(Env *e, QRnicQp *qp);
 void rt_sge_of(struct rnic_sge *sge, QRnicMr *mr, uint64_t off,
                uint32_t len);
@@ -155,5 +157,14 @@ void rt_assert_cq_empty(Env *e, QRnicCq *cq);
 uint64_t rt_guest_errs(QRnic *r);
 /* Registers test @name on the "rnic" qos node, with its socketpair netdev. */
 void rt_add(const char *name, QOSTestFunc fn);
+/* The same with ",opt=val..." appended to the device's options. */
+void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts);
+/*
+ * The device and a second rnic (slot 5, MAC RT_MAC2_STR) on one hub, no
+ * socket: 'data' is unused.  qrnic_init_second() reaches the second one.
+ */
+#define RT_MAC2_STR     "52:54:00:12:34:67"
+#define RT_SLOT2        5
+void rt_add_pair(const char *name, QOSTestFunc fn);
 
 #endif /* RNIC_TEST_COMMON_H */

@@ -491,11 +491,10 @@ static void qrnic_destructor(QOSGraphObject *obj)
     qpci_iounmap(&r->dev, r->regs);
 }
 
-static void *qrnic_create(void *pci_bus, QGuestAllocator *alloc, void *addr)
+static void qrnic_init(QRnic *r, QPCIBus *bus, QGuestAllocator *alloc,
+                       QPCIAddress *addr)
 {
-    QRnic *r = g_new0(QRnic, 1);
-
-    qpci_device_init(&r->dev, pci_bus, addr);
+    qpci_device_init(&r->dev, bus, addr);
     g_assert_cmphex(qpci_config_readw(&r->dev, PCI_VENDOR_ID), ==,
                     RNIC_PCI_VENDOR_ID);
     g_assert_cmphex(qpci_config_readw(&r->dev, PCI_DEVICE_ID), ==,
@@ -503,6 +502,28 @@ static void *qrnic_create(void *pci_bus, QGuestAllocator *alloc, void *addr)
     r->regs = qpci_iomap(&r->dev, RNIC_BAR_REGS, NULL);
     r->db = qpci_iomap(&r->dev, RNIC_BAR_DB, &r->db_size);
     r->alloc = alloc;
+}
+
+void qrnic_init_second(QRnic *r2, QRnic *r, int slot)
+{
+    QPCIAddress addr = { .devfn = QPCI_DEVFN(slot, 0) };
+
+    memset(r2, 0, sizeof(*r2));
+    qrnic_init(r2, r->dev.bus, r->alloc, &addr);
+    qpci_device_enable(&r2->dev);
+}
+
+void qrnic_fini_second(QRnic *r2)
+{
+    qpci_iounmap(&r2->dev, r2->db);
+    qpci_iounmap(&r2->dev, r2->regs);
+}
+
+static void *qrnic_create(void *pci_bus, QGuestAllocator *alloc, void *addr)
+{
+    QRnic *r = g_new0(QRnic, 1);
+
+    qrnic_init(r, pci_bus, alloc, addr);
 
     r->obj.get_driver = qrnic_get_driver;
     r->obj.start_hw = qrnic_start_hw;

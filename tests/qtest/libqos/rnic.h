@@ -75,6 +75,13 @@ typedef struct QRnicMr {
 
 QTestState *qrnic_qts(QRnic *r);
 
+/*
+ * A second rnic in PCI slot 'slot' of the same machine as 'r' (its
+ * command line added by the test), sharing r's allocator.
+ */
+void qrnic_init_second(QRnic *r2, QRnic *r, int slot);
+void qrnic_fini_second(QRnic *r2);
+
 /* BAR0 and BAR2 access. */
 uint32_t qrnic_readl(QRnic *r, uint32_t off);
 void qrnic_writel(QRnic *r, uint32_t off, uint32_t val);

@@ -1,0 +1,597 @@
+/*
+ * QTest testcases for the rnic device: regression tests of the hardening
+ * work.  Each test here failed on the device before the fix it names.
+ *
+ * Copyright (c) 2026 rnic developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "libqtest-single.h"
+#include "rnic-test-common.h"
+
+#ifndef _WIN32
+
+#define DEV2_IP         0x0a000002u     /* the second rnic of a pair */
+static const uint8_t rt_dev2_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x67 };
+
+static void pbl_contig(struct rnic_pbl *pbl, uint64_t addr, uint32_t npages)
+{
+    memset(pbl, 0, sizeof(*pbl));
+    pbl->addr = cpu_to_le64(addr);
+    pbl->npages = cpu_to_le32(npages);
+    pbl->page_shift = 12;
+}
+
+/* Enabled device whose EQ 0 (one page) lies at 'eq_addr', with GID 0. */
+static void env_eq_at(Env *e, uint64_t eq_addr)
+{
+    struct rnic_cmd cmd;
+    uint8_t gid[16];
+
+    qrnic_enable(e->r);
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_EQ);
+    cmd.u.eq.eqn = cpu_to_le32(0);
+    cmd.u.eq.log_size = 8;                  /* 256 x 16 bytes: one page */
+    pbl_contig(&cmd.u.eq.ring, eq_addr, 1);
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, NULL), ==, RNIC_CMD_OK);
+    e->eq.eqn = 0;
+    e->eq.log_size = 8;
+    e->eq.buf = eq_addr;
+    rt_ipv4_gid(DEV_IP, gid);
+    g_assert_cmpuint(qrnic_set_gid(e->r, 0, gid, rt_dev_mac), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_pd(e->r, 0, &e->pdn), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_cq(e->r, &e->cq, 7, 0), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_reg_mr(e->r, &e->mr, e->pdn,
+                                  RNIC_ACCESS_LOCAL_WRITE |
+                                  RNIC_ACCESS_REMOTE_WRITE |
+                                  RNIC_ACCESS_REMOTE_READ, QRNIC_PAGE),
+                     ==, RNIC_CMD_OK);
+}
+
+/*
+ * 1. The local ACK timer fires with EQ 0 on BAR0, so that the event of
+ * the RETRY_EXC_ERR completion would be written over CTRL.  Done from
+ * the timer, that write reset the device under the completer's feet
+ * (use-after-free); done from the guarded bottom half, it is refused and
+ * the device stays up.
+ */
+static void test_ack_timer_eq_on_bar(void *obj, void *data,
+                                     QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_qp_attr a;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f;
+
+    rt_env_init(&e, obj, data);
+    env_eq_at(&e, e.r->regs.addr);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    rt_attr_for(&a, RNIC_QPS_RTS);
+    a.retry_cnt = 0;
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTS, &a), ==,
+                     RNIC_CMD_OK);
+
+    /* Armed: the error CQE will post a completion event to EQ 0. */
+    qrnic_doorbell(e.r, RNIC_DB_PAGE_KERNEL, RNIC_DB_CQ,
+                   e.cq.cqn | RNIC_DB_ARM);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 0x77, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+
+    /* No ACK: the timer expires with no retry left. */
+    qtest_clock_step(qrnic_qts(e.r), 200 * 1000 * 1000);
+    qrnic_settle(e.r);
+    g_assert_cmphex(qrnic_readl(e.r, RNIC_REG_STATUS) & RNIC_STATUS_READY,
+                    ==, RNIC_STATUS_READY);
+    g_assert_cmphex(qrnic_readl(e.r, RNIC_REG_CTRL), ==, RNIC_CTRL_ENABLE);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_RETRY_EXC_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x77);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+}
+
+/* ---- 2. host memory a guest can make the device allocate ---- */
+
+static uint8_t reg_mr_raw(QRnic *r, uint32_t pdn, uint32_t flags,
+                          uint64_t iova, uint64_t len, uint32_t npages,
+                          uint32_t max_pages, uint32_t *lkey)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6] = { 0 };
+    uint8_t st;
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_REG_MR);
+    cmd.u.reg_mr.pdn = cpu_to_le32(pdn);
+    cmd.u.reg_mr.access = cpu_to_le32(RNIC_ACCESS_LOCAL_WRITE);
+    cmd.u.reg_mr.flags = cpu_to_le32(flags);
+    cmd.u.reg_mr.max_pages = cpu_to_le32(max_pages);
+    cmd.u.reg_mr.iova = cpu_to_le64(iova);
+    cmd.u.reg_mr.length = cpu_to_le64(len);
+    if (npages) {
+        pbl_contig(&cmd.u.reg_mr.pages, iova & ~0xfffull, npages);
+    }
+    st = qrnic_cmd(r, &cmd, out);
+    if (lkey) {
+        *lkey = out[RNIC_OUT_LKEY];
+    }
+    return st;
+}
+
+/* A page list must describe exactly the pages the region spans. */
+static void test_reg_mr_npages_exact(void *obj, void *data,
+                                     QGuestAllocator *alloc)
+{
+    Env e;
+    uint64_t buf, errs;
+
+    rt_env_init(&e, obj, data);
+    qrnic_enable(e.r);
+    g_assert_cmpuint(qrnic_create_pd(e.r, 0, &e.pdn), ==, RNIC_CMD_OK);
+    buf = qrnic_alloc(e.r, 2 * QRNIC_PAGE);
+
+    errs = rt_guest_errs(e.r);
+    /* 4 KiB declared as 2^20 pages: 8 MiB of host list for nothing. */
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, buf, QRNIC_PAGE, 1u << 20, 0,
+                                NULL), ==, RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, buf, QRNIC_PAGE, 2, 0, NULL),
+                     ==, RNIC_CMD_ERR_PARAM);
+    /* Too few is refused as before. */
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, buf + 8, QRNIC_PAGE, 1, 0,
+                                NULL), ==, RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, errs + 3);
+    /* Exact counts work, an offset into the first page included. */
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, buf, QRNIC_PAGE, 1, 0, NULL),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, buf + 8, QRNIC_PAGE, 2, 0,
+                                NULL), ==, RNIC_CMD_OK);
+}
+
+/* max-host-mem=1M: lists beyond it are refused, and given back on free. */
+static void test_host_mem_cap(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_device_attr attr;
+    uint32_t lkey, lkey2;
+    const uint64_t half = 96 * 1024;    /* pages: 768 KiB of list */
+    const uint64_t base = 0x100000000ull;
+
+    rt_env_init(&e, obj, data);
+    qrnic_enable(e.r);
+    g_assert_cmpuint(qrnic_query_device(e.r, &attr), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(le32_to_cpu(attr.max_host_mem_mb), ==, 1);
+    g_assert_cmpuint(qrnic_create_pd(e.r, 0, &e.pdn), ==, RNIC_CMD_OK);
+
+    /* 1 GiB of 4 KiB pages: a 2 MiB list. */
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, base, 1ull << 30, 1u << 18, 0,
+                                NULL), ==, RNIC_CMD_ERR_RESOURCE);
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, RNIC_MR_FLAG_FAST_REG, 0, 0, 0,
+                                1u << 18, NULL), ==, RNIC_CMD_ERR_RESOURCE);
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, base, half * QRNIC_PAGE, half,
+                                0, &lkey), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, base, half * QRNIC_PAGE, half,
+                                0, &lkey2), ==, RNIC_CMD_ERR_RESOURCE);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEREG_MR, 0, lkey), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, base, half * QRNIC_PAGE, half,
+                                0, &lkey2), ==, RNIC_CMD_OK);
+    /* A reset frees everything: the same fits again afterwards. */
+    qrnic_reset(e.r);
+    qrnic_enable(e.r);
+    g_assert_cmpuint(qrnic_create_pd(e.r, 0, &e.pdn), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(reg_mr_raw(e.r, e.pdn, 0, base, half * QRNIC_PAGE, half,
+                                0, &lkey), ==, RNIC_CMD_OK);
+}
+
+/* ---- 3. work per bottom-half run ---- */
+
+/*
+ * A full command queue on one device: a command on a second device
+ * completes while the first is still working through its queue.
+ */
+static void test_cmd_flood_fair(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QRnic *r = obj;
+    QRnic r2;
+    const unsigned log_size = RNIC_CMDQ_MAX_LOG_SIZE;
+    const uint32_t n = (1u << log_size) - 1;
+    size_t bytes = (size_t)RNIC_CMD_ENTRY_SIZE << log_size;
+    g_autofree struct rnic_cmd *ring = g_malloc0(bytes);
+    uint64_t base, out;
+    struct rnic_cmd_resp resp;
+    struct rnic_cmd cmd;
+    uint32_t ci, i, idx;
+
+    qrnic_init_second(&r2, r, RT_SLOT2);
+    qrnic_enable(&r2);
+    base = qrnic_alloc(r, bytes);
+    out = qrnic_alloc(r, QRNIC_PAGE);
+    g_assert_cmphex(qrnic_try_enable(r, base, log_size) & RNIC_STATUS_READY,
+                    ==, RNIC_STATUS_READY);
+
+    for (i = 0; i < n; i++) {
+        ring[i].hdr.opcode = RNIC_CMD_QUERY_PORT;
+        ring[i].hdr.cookie = cpu_to_le32(i + 1);
+        ring[i].u.query.out_addr = cpu_to_le64(out);
+        ring[i].u.query.out_len = cpu_to_le32(QRNIC_PAGE);
+        ring[i].u.query.handle = cpu_to_le32(1);
+    }
+    qtest_memwrite(qrnic_qts(r), base, ring, bytes);
+    qrnic_writel(r, RNIC_REG_CMDQ_PI, n);
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_PD);
+    idx = qrnic_cmd_post(&r2, &cmd);
+    g_assert_true(qrnic_cmd_wait(&r2, idx, &resp, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(resp.status, ==, RNIC_CMD_OK);
+    ci = qrnic_readl(r, RNIC_REG_CMDQ_CI);
+    g_test_message("first device done with %u of %u commands", ci, n);
+    g_assert_cmpuint(ci, <, n);
+
+    /* It finishes all of them, each answered. */
+    for (i = 0; i < 5000 && qrnic_readl(r, RNIC_REG_CMDQ_CI) != n; i++) {
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(qrnic_readl(r, RNIC_REG_CMDQ_CI), ==, n);
+    qtest_memread(qrnic_qts(r), base + (uint64_t)(n - 1) * RNIC_CMD_ENTRY_SIZE,
+                  &ring[0], sizeof(ring[0]));
+    g_assert_cmpuint(ring[0].resp.done, ==, 1);
+    g_assert_cmpuint(ring[0].resp.status, ==, RNIC_CMD_OK);
+    g_assert_cmpuint(le32_to_cpu(ring[0].resp.cookie), ==, n);
+    qrnic_fini_second(&r2);
+}
+
+/* Counts the CQEs the device has written so far in a fresh CQ. */
+static uint32_t cq_count_written(QRnic *r, QRnicCq *cq)
+{
+    uint32_t entries = 1u << cq->log_size;
+    g_autofree struct rnic_cqe *c = g_new(struct rnic_cqe, entries);
+    uint32_t i;
+
+    qtest_memread(qrnic_qts(r), cq->buf + QRNIC_PAGE, c,
+                  entries * sizeof(*c));
+    for (i = 0; i < entries && (c[i].owner & RNIC_CQE_OWNER); i++) {
+        ;
+    }
+    return i;
+}
+
+/* Flushing 4095 WQEs is spread over bottom-half runs, and complete. */
+static void test_flush_budget(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_qp_attr a;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    const uint32_t n = 4095;
+    uint32_t i, seen;
+    QRnicCq cq;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_create_cq(e.r, &cq, 13, 0), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &e.qp, RNIC_QPT_RC, e.pdn, cq.cqn,
+                                     e.cq.cqn, 12, 4), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_INIT, MASK_TO_INIT), ==,
+                     RNIC_CMD_OK);
+    rt_sge_of(&sge, &e.mr, 0, 8);
+    for (i = 0; i < n; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_attr_for(&a, RNIC_QPS_ERR);
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, RNIC_QP_ATTR_STATE, &a),
+                     ==, RNIC_CMD_OK);
+    seen = cq_count_written(e.r, &cq);
+    g_test_message("%u of %u flushed when MODIFY_QP completed", seen, n);
+    g_assert_cmpuint(seen, <, n);
+    for (i = 0; i < 5000 && cq_count_written(e.r, &cq) < n; i++) {
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(cq_count_written(e.r, &cq), ==, n);
+    for (i = 0; i < n; i++) {
+        struct rnic_cqe cqe;
+
+        g_assert_true(qrnic_cq_poll(e.r, &cq, &cqe));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_WR_FLUSH_ERR);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
+    }
+}
+
+/* ---- 4. max_dest_rd_atomic ---- */
+
+static void expect_nak(Env *e, uint32_t psn, uint8_t code, int max_frames)
+{
+    Roce f;
+    int i;
+
+    for (i = 0; i < max_frames; i++) {
+        rt_recv_roce(e, &f);
+        if (f.opcode == OPC_ACK) {
+            g_assert_cmphex(f.syndrome, ==, AETH_NAK(code));
+            g_assert_cmphex(f.psn, ==, psn);
+            return;
+        }
+        g_assert_cmphex(f.opcode, !=, OPC_READ_RESP_ONLY);
+    }
+    g_assert_not_reached();
+}
+
+/* A QP that allows no incoming READ answers one with an invalid request. */
+static void test_rd_atomic_none(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_qp_attr a;
+    Roce rd;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_INIT);
+    rt_attr_for(&a, RNIC_QPS_RTR);
+    a.max_dest_rd_atomic = 0;
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTR, &a), ==,
+                     RNIC_CMD_OK);
+
+    rt_roce_init(&rd, OPC_READ_REQ, e.qp.qpn, QP_RQ_PSN);
+    rd.va = e.mr.buf;
+    rd.rkey = e.mr.rkey;
+    rd.dma_len = 64;
+    rt_send_roce(&e, &rd);
+    expect_nak(&e, QP_RQ_PSN, NAK_INV_REQ, 1);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+}
+
+/*
+ * max_dest_rd_atomic=1: a second READ while the first one's responses
+ * are still going out is refused.  Both frames reach the device in one
+ * socket write, so both wait in its receive queue for the same run.
+ */
+static void test_rd_atomic_limit(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicMr big;
+    Roce rd;
+    uint8_t buf[2 * 2048 + 8];
+    size_t len1, len2;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_reg_mr(e.r, &big, e.pdn,
+                                  RNIC_ACCESS_LOCAL_WRITE |
+                                  RNIC_ACCESS_REMOTE_READ, 64 * 1024),
+                     ==, RNIC_CMD_OK);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+
+    rt_roce_init(&rd, OPC_READ_REQ, e.qp.qpn, QP_RQ_PSN);
+    rd.va = big.buf;
+    rd.rkey = big.rkey;
+    rd.dma_len = 64 * 1024;                 /* 64 responses at MTU 1024 */
+    len1 = rt_roce_build(&rd, buf + 4, 2048);
+    stl_be_p(buf, len1);
+    rt_roce_init(&rd, OPC_READ_REQ, e.qp.qpn, QP_RQ_PSN + 64);
+    rd.va = big.buf;
+    rd.rkey = big.rkey;
+    rd.dma_len = 64;
+    len2 = rt_roce_build(&rd, buf + 8 + len1, 2048);
+    stl_be_p(buf + 4 + len1, len2);
+    g_assert_cmpint(send(e.fd, buf, 8 + len1 + len2, 0), ==, 8 + len1 + len2);
+
+    expect_nak(&e, QP_RQ_PSN + 64, NAK_INV_REQ, 70);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+}
+
+/* ---- 5. who may talk to a connected QP ---- */
+
+static void test_rx_source_check(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t payload[32], gid[16];
+    uint64_t dropped;
+    Roce f, ack;
+
+    rt_env_basic(&e, obj, data);
+    rt_ipv4_gid(0x0a000005, gid);           /* a second address: GID 1 */
+    g_assert_cmpuint(qrnic_set_gid(e.r, 1, gid, rt_dev_mac), ==, RNIC_CMD_OK);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    rt_sge_of(&sge, &e.mr, 0, 64);
+    qrnic_post_recv(e.r, &e.qp, 0x55, &sge, 1);
+    qrnic_ring_rq(e.r, &e.qp);
+    rt_fill_pattern(payload, sizeof(payload), 9);
+    dropped = qrnic_counter(e.r, RNIC_CNT_RX_DROPPED);
+
+    /* Another host, another P_Key, the QP's other address: dropped. */
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN, payload,
+                         sizeof(payload));
+    f.sip = 0x0a000009;
+    rt_send_roce(&e, &f);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN, payload,
+                         sizeof(payload));
+    f.pkey = 0x1234;
+    rt_send_roce(&e, &f);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN, payload,
+                         sizeof(payload));
+    f.dip = 0x0a000005;
+    rt_send_roce(&e, &f);
+    rt_assert_no_frame(&e, 200);
+    rt_assert_cq_empty(&e, &e.cq);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_DROPPED), ==,
+                     dropped + 3);
+
+    /* The peer itself, with the limited-member form of the P_Key. */
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN, payload,
+                         sizeof(payload));
+    f.pkey = 0x7fff;
+    rt_send_roce(&e, &f);
+    rt_recv_roce(&e, &ack);
+    g_assert_cmphex(ack.opcode, ==, OPC_ACK);
+    g_assert_cmphex(ack.syndrome & 0xe0, ==, 0);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(payload));
+}
+
+/* ---- 6. two rnics on a hub: synchronous delivery ---- */
+
+static void pair_env(Env *e, QRnic *r, uint32_t ip, const uint8_t *mac)
+{
+    uint8_t gid[16];
+
+    memset(e, 0, sizeof(*e));
+    e->r = r;
+    e->fd = -1;
+    qrnic_enable(r);
+    g_assert_cmpuint(qrnic_create_eq(r, &e->eq, 0, 8), ==, RNIC_CMD_OK);
+    rt_ipv4_gid(ip, gid);
+    g_assert_cmpuint(qrnic_set_gid(r, 0, gid, mac), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_pd(r, 0, &e->pdn), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_cq(r, &e->cq, 7, 0), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_reg_mr(r, &e->mr, e->pdn,
+                                  RNIC_ACCESS_LOCAL_WRITE |
+                                  RNIC_ACCESS_REMOTE_WRITE, 4 * QRNIC_PAGE),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_qp(r, &e->qp, RNIC_QPT_RC, e->pdn,
+                                     e->cq.cqn, e->cq.cqn, 4, 4),
+                     ==, RNIC_CMD_OK);
+}
+
+static void pair_connect(Env *e, uint32_t peer_ip, const uint8_t *peer_mac,
+                         uint32_t peer_qpn)
+{
+    struct rnic_qp_attr a;
+
+    g_assert_cmpuint(rt_qp_modify(e, &e->qp, RNIC_QPS_INIT, MASK_TO_INIT), ==,
+                     RNIC_CMD_OK);
+    rt_attr_for(&a, RNIC_QPS_RTR);
+    rt_ipv4_gid(peer_ip, a.av.dgid);
+    memcpy(a.av.dmac, peer_mac, 6);
+    a.dest_qpn = cpu_to_le32(peer_qpn);
+    a.rq_psn = cpu_to_le32(QP_SQ_PSN);      /* both send from QP_SQ_PSN */
+    g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, MASK_TO_RTR, &a), ==,
+                     RNIC_CMD_OK);
+    a.qp_state = RNIC_QPS_RTS;
+    g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, MASK_TO_RTS, &a), ==,
+                     RNIC_CMD_OK);
+}
+
+/*
+ * A's SEND reaches B inside A's transmit, and B's ACK reaches A inside
+ * B's receive.  Handled there, the ACK entered A's completer in the
+ * middle of sending and was thrown away; queued for A's bottom half, it
+ * completes the SEND with no timer involved (the clock never moves).
+ */
+static void test_hub_pair_send(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QRnic r2;
+    Env a, b;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t payload[3000], got[3000];
+
+    qrnic_init_second(&r2, obj, RT_SLOT2);
+    pair_env(&a, obj, DEV_IP, rt_dev_mac);
+    pair_env(&b, &r2, DEV2_IP, rt_dev2_mac);
+    pair_connect(&a, DEV2_IP, rt_dev2_mac, b.qp.qpn);
+    pair_connect(&b, DEV_IP, rt_dev_mac, a.qp.qpn);
+
+    rt_sge_of(&sge, &b.mr, 0, 4 * QRNIC_PAGE);
+    qrnic_post_recv(b.r, &b.qp, 0xb0, &sge, 1);
+    qrnic_ring_rq(b.r, &b.qp);
+
+    rt_fill_pattern(payload, sizeof(payload), 0x5a);
+    qtest_memwrite(qrnic_qts(a.r), a.mr.buf, payload, sizeof(payload));
+    rt_sge_of(&sge, &a.mr, 0, sizeof(payload));
+    rt_send_wqe(&w, 0xa0, RNIC_WR_SEND, 1);
+    qrnic_post_send(a.r, &a.qp, &w, &sge, 1);
+    qrnic_ring_sq(a.r, &a.qp);
+
+    g_assert_true(qrnic_cq_wait(b.r, &b.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xb0);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(payload));
+    qtest_memread(qrnic_qts(b.r), b.mr.buf, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), payload, sizeof(payload));
+
+    g_assert_true(qrnic_cq_wait(a.r, &a.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xa0);
+    g_assert_cmpuint(qrnic_counter(a.r, RNIC_CNT_RETRANSMITS), ==, 0);
+    qrnic_fini_second(&r2);
+}
+
+/* ---- 7. rings at guest physical address 0 ---- */
+
+static void test_ring_at_gpa0(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_cmd cmd;
+    uint32_t out[6];
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint8_t payload[40], raw[RNIC_SQ_WQE_SIZE] = { 0 };
+    uint64_t rq;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rq = qrnic_alloc(e.r, QRNIC_PAGE);
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_QP);
+    cmd.u.create_qp.qp_type = RNIC_QPT_RC;
+    cmd.u.create_qp.sq_log_size = 4;        /* 16 x 256 bytes: one page */
+    cmd.u.create_qp.rq_log_size = 4;
+    cmd.u.create_qp.max_send_sge = 2;
+    cmd.u.create_qp.max_recv_sge = 2;
+    cmd.u.create_qp.pdn = cpu_to_le32(e.pdn);
+    cmd.u.create_qp.send_cqn = cpu_to_le32(e.cq.cqn);
+    cmd.u.create_qp.recv_cqn = cpu_to_le32(e.cq.cqn);
+    pbl_contig(&cmd.u.create_qp.sq, 0, 1);
+    pbl_contig(&cmd.u.create_qp.rq, rq, 1);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    e.qp.qpn = out[RNIC_OUT_HANDLE];
+    e.qp.type = RNIC_QPT_RC;
+    e.qp.sq_log_size = 4;
+    e.qp.rq_log_size = 4;
+    e.qp.rq_buf = rq;
+    rt_qp_up(&e, &e.qp, RNIC_QPS_RTS);
+
+    rt_fill_pattern(payload, sizeof(payload), 0x40);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, payload, sizeof(payload));
+    rt_sge_of(&sge, &e.mr, 0, sizeof(payload));
+    rt_send_wqe(&w, 0x600d, RNIC_WR_SEND, 1);
+    memcpy(raw, &w, sizeof(w));
+    memcpy(raw + sizeof(w), &sge, sizeof(sge));
+    qtest_memwrite(qrnic_qts(e.r), 0, raw, sizeof(raw));   /* SQ slot 0 */
+    e.qp.sq_pi = 1;
+    qrnic_ring_sq(e.r, &e.qp);
+
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmpmem(f.payload, f.payload_len, payload, sizeof(payload));
+    rt_assert_cq_empty(&e, &e.cq);
+}
+
+static void register_rnic_hard_test(void)
+{
+    rt_add("ack-timer-eq-on-bar", test_ack_timer_eq_on_bar);
+    rt_add("reg-mr-npages-exact", test_reg_mr_npages_exact);
+    rt_add_opts("host-mem-cap", test_host_mem_cap, ",max-host-mem=1M");
+    rt_add_pair("cmd-flood-fair", test_cmd_flood_fair);
+    rt_add("flush-budget", test_flush_budget);
+    rt_add("rd-atomic-none", test_rd_atomic_none);
+    rt_add("rd-atomic-limit", test_rd_atomic_limit);
+    rt_add("rx-source-check", test_rx_source_check);
+    rt_add_pair("hub-pair-send", test_hub_pair_send);
+    rt_add("ring-at-gpa0", test_ring_at_gpa0);
+}
+
+libqos_init(register_rnic_hard_test);
+
+#endif /* _WIN32 */
