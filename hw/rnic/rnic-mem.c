@@ -14,6 +14,7 @@
 #include "qemu/log.h"
 #include "qemu/bswap.h"
 #include "rnic.h"
+#include "rnic-cmd.h"
 #include "trace.h"
 
 #define RNIC_PBL_MIN_SHIFT  12
@@ -337,6 +338,91 @@ fail:
     trace_rnic_mr_check_fail(key, pdn, access, va, len,
                              rnic_mem_err_str(err));
     return err;
+}
+
+/* The fast-reg MR of 'pdn' that 'key' names, or NULL. */
+static RnicMR *rnic_fr_mr(RnicState *s, uint32_t pdn, uint32_t key)
+{
+    uint32_t idx = key >> 8;
+    RnicMR *mr;
+
+    if (idx == 0 || idx > s->prop.max_mr) {
+        return NULL;
+    }
+    mr = &s->mr[idx];
+    if (!mr->valid || !(mr->flags & RNIC_MR_FLAG_FAST_REG) ||
+        mr->pdn != pdn) {
+        return NULL;
+    }
+    return mr;
+}
+
+bool rnic_mr_invalidate(RnicState *s, uint32_t pdn, uint32_t key)
+{
+    RnicMR *mr = rnic_fr_mr(s, pdn, key);
+
+    if (!mr || mr->key != (key & 0xff)) {
+        trace_rnic_mr_fr_fail(key, "invalidate: no such fast-reg MR");
+        return false;
+    }
+    mr->fr_valid = false;
+    trace_rnic_mr_fr_inv(key);
+    return true;
+}
+
+bool rnic_mr_fast_reg(RnicState *s, uint32_t pdn, const RnicFastReg *fr)
+{
+    RnicMR *mr = rnic_fr_mr(s, pdn, fr->key);
+    uint64_t pgmask = 0, span;
+    const char *why = NULL;
+
+    if (!mr) {
+        why = "no such fast-reg MR in this PD";
+    } else if (mr->fr_valid) {
+        why = "MR still registered (invalidate it first)";
+    } else if (fr->access & ~RNIC_ACCESS_ALL ||
+               ((fr->access & (RNIC_ACCESS_REMOTE_WRITE |
+                               RNIC_ACCESS_REMOTE_ATOMIC)) &&
+                !(fr->access & RNIC_ACCESS_LOCAL_WRITE))) {
+        why = "bad access flags";
+    } else if (fr->page_shift < RNIC_PBL_MIN_SHIFT ||
+               fr->page_shift > RNIC_PBL_MAX_SHIFT) {
+        why = "page_shift out of range";
+    } else if (!fr->npages || fr->npages > mr->pbl.cap) {
+        why = "npages above the MR's max_pages";
+    } else if (!fr->length || fr->iova > UINT64_MAX - (fr->length - 1)) {
+        why = "bad iova + length";
+    }
+    if (!why) {
+        pgmask = (1ULL << fr->page_shift) - 1;
+        span = (fr->iova & pgmask) + fr->length;
+        if (span < fr->length ||
+            (span - 1) >> fr->page_shift >= fr->npages) {
+            why = "pages do not cover the length";
+        }
+    }
+    if (!why && fr->list & 7) {
+        why = "page list not 8-byte aligned";
+    }
+    if (!why && rnic_pbl_read_array(s, fr->list, fr->npages, pgmask,
+                                    mr->pbl.pages) != RNIC_CMD_OK) {
+        why = "page list unreadable or unaligned";
+    }
+    if (why) {
+        trace_rnic_mr_fr_fail(fr->key, why);
+        RNIC_GUEST_ERR(s, "REG_MR WQE for key 0x%x: %s", fr->key, why);
+        return false;
+    }
+    mr->key = fr->key & 0xff;
+    mr->access = fr->access;
+    mr->iova = fr->iova;
+    mr->length = fr->length;
+    mr->pbl.npages = fr->npages;
+    mr->pbl.page_shift = fr->page_shift;
+    mr->fr_valid = true;
+    trace_rnic_mr_fr_reg(fr->key, fr->access, fr->iova, fr->length,
+                         fr->npages, fr->page_shift);
+    return true;
 }
 
 RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,

@@ -49,6 +49,12 @@ static bool rnic_qp_is_ud(const RnicQP *qp)
     return qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI;
 }
 
+/* Work requests that act on this device's memory keys, not the wire. */
+static bool rnic_wr_is_local(uint8_t op)
+{
+    return op == RNIC_WR_REG_MR || op == RNIC_WR_LOCAL_INV;
+}
+
 /* Which work requests each QP type carries (the rest: LOC_QP_OP_ERR). */
 static bool rnic_wr_valid_for_qp(const RnicQP *qp, uint8_t op)
 {
@@ -211,6 +217,16 @@ static bool rnic_req_fetch(RnicState *s, RnicQP *qp)
         rnic_av_from_abi(&w->av, &av);
     }
 
+    if (rnic_wr_is_local(w->opcode)) {
+        /* Any QP type; nothing of it goes on the wire. */
+        w->fr_npages = le32_to_cpu(hdr.inline_len);
+        w->fr_shift = hdr.rsvd_11;
+        w->flags &= ~RNIC_WQE_INLINE;
+        w->num_sge = 0;
+        w->npkts = 0;
+        trace_rnic_tp_wqe(qp->qpn, idx, w->opcode, 0, tp->req.psn, 0);
+        return true;
+    }
     if (!rnic_wr_valid_for_qp(qp, w->opcode)) {
         rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR,
                        "opcode not supported on this QP type");
@@ -358,6 +374,43 @@ static uint8_t rnic_req_opcode(RnicQP *qp, RnicSwqe *w, uint32_t pkt)
     default:
         return RNIC_OPC_RC_FETCH_ADD;
     }
+}
+
+/*
+ * Executes a REG_MR or LOCAL_INV when the requester reaches it, so that
+ * it takes effect in order with the QP's other work requests.  Returns
+ * false if it failed (the slot is then in ERROR).
+ */
+static bool rnic_req_local_op(RnicState *s, RnicQP *qp, RnicSwqe *w,
+                              int *budget)
+{
+    bool ok;
+
+    if (w->opcode == RNIC_WR_REG_MR) {
+        RnicFastReg fr = {
+            .key = w->rkey,
+            .access = ldl_le_p(&w->imm_inv),
+            .iova = w->remote_addr,
+            .length = w->swap,
+            .list = w->compare_add,
+            .npages = w->fr_npages,
+            .page_shift = w->fr_shift,
+        };
+
+        /* Reading the page list is work like sending packets. */
+        *budget -= MIN(fr.npages / RNIC_PBL_ENTRIES_PER_PAGE, 1u << 16);
+        ok = rnic_mr_fast_reg(s, qp->pdn, &fr);
+    } else {
+        ok = rnic_mr_invalidate(s, qp->pdn, ldl_le_p(&w->imm_inv));
+    }
+    if (!ok) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR,
+                       w->opcode == RNIC_WR_REG_MR ? "REG_MR refused" :
+                                                     "LOCAL_INV refused");
+        return false;
+    }
+    w->state = RNIC_SWQE_DONE;
+    return true;
 }
 
 /*
@@ -592,6 +645,13 @@ void rnic_req_run(RnicState *s, RnicQP *qp, int *budget)
             }
         }
         (*budget)--;
+        if (rnic_wr_is_local(w->opcode)) {
+            req->send_idx++;
+            req->send_pkt = 0;
+            rnic_req_local_op(s, qp, w, budget);
+            rnic_comp_advance(s, qp);
+            continue;
+        }
         if (!rnic_req_send_pkt(s, qp, w)) {
             rnic_comp_advance(s, qp);
             break;

@@ -272,24 +272,6 @@ out:
 
 /* ---- SEND ---- */
 
-/* SEND with invalidate: the named fast-reg MR of this PD stops working. */
-static bool rnic_resp_invalidate(RnicState *s, RnicQP *qp, uint32_t rkey)
-{
-    uint32_t idx = rkey >> 8;
-    RnicMR *mr;
-
-    if (idx == 0 || idx > s->prop.max_mr) {
-        return false;
-    }
-    mr = &s->mr[idx];
-    if (!mr->valid || mr->key != (rkey & 0xff) || mr->pdn != qp->pdn ||
-        !(mr->flags & RNIC_MR_FLAG_FAST_REG)) {
-        return false;
-    }
-    mr->fr_valid = false;
-    return true;
-}
-
 static void rnic_resp_send(RnicState *s, RnicQP *qp, const RnicPkt *p,
                            const uint8_t *frame, uint32_t flags)
 {
@@ -387,7 +369,7 @@ static void rnic_resp_send(RnicState *s, RnicQP *qp, const RnicPkt *p,
         if (flags & RNIC_HDR_IETH) {
             cqe.flags |= RNIC_CQE_WITH_INV;
             cqe.imm_inv = p->ieth_rkey;
-            if (!rnic_resp_invalidate(s, qp, p->ieth_rkey)) {
+            if (!rnic_mr_invalidate(s, qp->pdn, p->ieth_rkey)) {
                 trace_rnic_tp_resp_err(qp->qpn, "SEND_INV of an unknown key",
                                        p->bth.psn);
             }

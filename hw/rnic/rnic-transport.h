@@ -83,6 +83,9 @@ typedef struct RnicSwqe {
     uint32_t first_psn;
     uint32_t last_psn;
     uint32_t read_off;      /* READ: bytes of response scattered so far */
+    /* REG_MR: the rest is in rkey, imm_inv, remote_addr, compare_add, swap */
+    uint32_t fr_npages;
+    uint8_t fr_shift;
     /* UD */
     RnicAV av;
     uint32_t ud_qpn;

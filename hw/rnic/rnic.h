@@ -351,6 +351,24 @@ bool rnic_ring_read(RnicState *s, const RnicRing *ring, uint32_t idx,
 bool rnic_ring_write(RnicState *s, const RnicRing *ring, uint32_t idx,
                      size_t off, const void *buf, size_t len);
 
+/* What a REG_MR work request asks for (host order). */
+typedef struct RnicFastReg {
+    uint32_t key;               /* new lkey/rkey: index and key byte */
+    uint32_t access;            /* RNIC_ACCESS_* */
+    uint64_t iova;
+    uint64_t length;
+    uint64_t list;              /* DMA address of npages LE64 entries */
+    uint32_t npages;
+    uint8_t page_shift;
+} RnicFastReg;
+/*
+ * Fast registration and local/remote invalidation of a FAST_REG MR of
+ * 'pdn'; false (with a trace and, for a REG_MR, a guest error) if the
+ * request does not fit the MR's state.
+ */
+bool rnic_mr_fast_reg(RnicState *s, uint32_t pdn, const RnicFastReg *fr);
+bool rnic_mr_invalidate(RnicState *s, uint32_t pdn, uint32_t key);
+
 RnicMemErr rnic_mr_check(RnicState *s, uint32_t key, uint32_t pdn,
                          uint32_t access, uint64_t va, uint64_t len,
                          RnicMR **out);

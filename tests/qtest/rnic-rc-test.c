@@ -333,20 +333,6 @@ static void post_recv_buf(Env *e, uint64_t wr_id, uint64_t off, uint32_t len)
 }
 
 /* An ACK (any credit count) or the exact NAK/RNR NAK @syndrome. */
-static void expect_ack(Env *e, uint8_t syndrome, uint32_t psn)
-{
-    Roce f;
-
-    rt_recv_roce(e, &f);
-    g_assert_cmphex(f.opcode, ==, OPC_ACK);
-    if (syndrome >> 5 == 0) {
-        g_assert_cmphex(f.syndrome >> 5, ==, 0);
-    } else {
-        g_assert_cmphex(f.syndrome, ==, syndrome);
-    }
-    g_assert_cmphex(f.psn, ==, psn);
-}
-
 static void test_rc_send_rx(void *obj, void *data, QGuestAllocator *alloc)
 {
     Env e;
@@ -378,7 +364,7 @@ static void test_rc_send_rx(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpmem(got + sizeof(payload), sizeof(got) - sizeof(payload),
                     zero, sizeof(got) - sizeof(payload));
 
-    expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_PKTS), ==, 1);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_BYTES), >=,
                      sizeof(payload));
@@ -490,7 +476,7 @@ static void test_rc_rx_psn(void *obj, void *data, QGuestAllocator *alloc)
     rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN + 5,
                          payload, sizeof(payload));
     rt_send_roce(&e, &f);
-    expect_ack(&e, AETH_NAK(NAK_PSN_SEQ), QP_RQ_PSN);
+    rt_expect_ack(&e, AETH_NAK(NAK_PSN_SEQ), QP_RQ_PSN);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SEQ_NAK_SENT), ==, 1);
     /* ... and only one per gap */
     f.psn = QP_RQ_PSN + 6;
@@ -505,18 +491,18 @@ static void test_rc_rx_psn(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x10);
     g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
-    expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
 
     /* the same PSN again is a duplicate: re-ACKed, no second CQE */
     rt_send_roce(&e, &f);
-    expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_DUP_REQ), ==, 1);
     rt_assert_cq_empty(&e, &e.cq);
 
     /* next PSN with no receive WQE posted: RNR NAK with min_rnr_timer */
     f.psn = QP_RQ_PSN + 1;
     rt_send_roce(&e, &f);
-    expect_ack(&e, AETH_RNR(12), QP_RQ_PSN + 1);
+    rt_expect_ack(&e, AETH_RNR(12), QP_RQ_PSN + 1);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RNR_NAK_SENT), ==, 1);
     rt_assert_cq_empty(&e, &e.cq);
 
@@ -527,7 +513,7 @@ static void test_rc_rx_psn(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x11);
     g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, 1);
-    expect_ack(&e, AETH_ACK(0), QP_RQ_PSN + 1);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN + 1);
 }
 
 /* A message larger than the receive buffer fails with LOC_LEN_ERR. */
@@ -574,7 +560,7 @@ static void test_rc_write_bad_rkey(void *obj, void *data,
     f.payload = payload;
     f.payload_len = sizeof(payload);
     rt_send_roce(&e, &f);
-    expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
 
     qtest_memread(qrnic_qts(e.r), e.mr.buf, got, sizeof(got));
     g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
@@ -601,7 +587,7 @@ static void test_rc_write_bounds(void *obj, void *data,
     f.payload = payload;
     f.payload_len = sizeof(payload);
     rt_send_roce(&e, &f);
-    expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
     qtest_memread(qrnic_qts(e.r), e.mr.buf + QRNIC_PAGE - 16, got, 16);
     g_assert_cmpmem(got, 16, zero, 16);
 }
@@ -628,7 +614,7 @@ static void test_rc_write_no_access(void *obj, void *data,
     f.payload = payload;
     f.payload_len = sizeof(payload);
     rt_send_roce(&e, &f);
-    expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
     qtest_memread(qrnic_qts(e.r), ro.buf, got, sizeof(got));
     g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
 }
@@ -672,7 +658,7 @@ static void test_rc_write_rx(void *obj, void *data, QGuestAllocator *alloc)
     f.payload = payload;
     f.payload_len = sizeof(payload);
     rt_send_roce(&e, &f);
-    expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
 
     qtest_memread(qrnic_qts(e.r), p0 + QRNIC_PAGE - 24, got, 24);
     qtest_memread(qrnic_qts(e.r), p1, got + 24, 40);

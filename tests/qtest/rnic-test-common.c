@@ -167,6 +167,11 @@ size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size)
         stl_be_p(p, f->imm);
         p += 4;
     }
+    /* SEND_LAST/ONLY_WITH_INVALIDATE carry the key in an IETH. */
+    if (f->opcode == OPC_SEND_LAST_INV || f->opcode == OPC_SEND_ONLY_INV) {
+        stl_be_p(p, f->rkey);
+        p += 4;
+    }
     memcpy(p, f->payload, f->payload_len);
     p += f->payload_len + pad;
 
@@ -308,6 +313,20 @@ void rt_recv_roce(Env *e, Roce *f)
     g_assert_cmpmem(f->dmac, 6, rt_peer_mac, 6);
     g_assert_cmphex(f->pkey, ==, 0xffff);
     g_assert_cmphex(f->dqpn, ==, PEER_QPN);
+}
+
+void rt_expect_ack(Env *e, uint8_t syndrome, uint32_t psn)
+{
+    Roce f;
+
+    rt_recv_roce(e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_ACK);
+    if (syndrome >> 5 == 0) {
+        g_assert_cmphex(f.syndrome >> 5, ==, 0);
+    } else {
+        g_assert_cmphex(f.syndrome, ==, syndrome);
+    }
+    g_assert_cmphex(f.psn, ==, psn);
 }
 
 void rt_assert_no_frame(Env *e, int timeout_ms)

@@ -47,6 +47,8 @@ enum {
     OPC_READ_REQ = 0x0c,
     OPC_READ_RESP_ONLY = 0x10,
     OPC_ACK = 0x11,
+    OPC_SEND_LAST_INV = 0x16,
+    OPC_SEND_ONLY_INV = 0x17,
 };
 
 #define AETH_ACK(credits)   (0x00 | ((credits) & 0x1f))
@@ -135,6 +137,8 @@ void rt_sock_send(int fd, const uint8_t *buf, size_t len);
 ssize_t rt_sock_recv(int fd, uint8_t *buf, size_t size, int timeout_ms);
 void rt_recv_roce(Env *e, Roce *f);
 void rt_assert_no_frame(Env *e, int timeout_ms);
+/* The next frame is an ACK (any credits) or exactly the NAK 'syndrome'. */
+void rt_expect_ack(Env *e, uint8_t syndrome, uint32_t psn);
 void rt_send_roce(Env *e, const Roce *f);
 
 /* ---- common set-up ---- */

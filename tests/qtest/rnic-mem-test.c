@@ -1,0 +1,265 @@
+/*
+ * QTest testcases for the rnic device: memory registration by work
+ * request (REG_MR, LOCAL_INV) and remote invalidation, as kernel ULPs
+ * (NVMe over Fabrics, NFS/RDMA, iSER) use them.
+ *
+ * Copyright (c) 2026 rnic developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "libqtest-single.h"
+#include "rnic-test-common.h"
+
+#ifndef _WIN32
+
+#define FR_IOVA         0x5a0000001000ull
+
+/* A fast-reg MR with room for 'max_pages' pages, not yet registered. */
+static uint32_t alloc_fr_mr(Env *e, uint32_t max_pages)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6];
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_REG_MR);
+    cmd.u.reg_mr.pdn = cpu_to_le32(e->pdn);
+    cmd.u.reg_mr.flags = cpu_to_le32(RNIC_MR_FLAG_FAST_REG);
+    cmd.u.reg_mr.max_pages = cpu_to_le32(max_pages);
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
+    return out[RNIC_OUT_LKEY];
+}
+
+static void post_reg_mr(Env *e, uint64_t wr_id, uint32_t key,
+                        uint32_t access, uint64_t iova, uint64_t len,
+                        uint64_t list, uint32_t npages)
+{
+    struct rnic_send_wqe w;
+
+    rt_send_wqe(&w, wr_id, RNIC_WR_REG_MR, 0);
+    w.remote_addr = cpu_to_le64(iova);
+    w.rkey = cpu_to_le32(key);
+    w.imm_inv = cpu_to_le32(access);
+    w.compare_add = cpu_to_le64(list);
+    w.inline_len = cpu_to_le32(npages);
+    w.swap = cpu_to_le64(len);
+    w.rsvd_11 = 12;
+    qrnic_post_send(e->r, &e->qp, &w, NULL, 0);
+    qrnic_ring_sq(e->r, &e->qp);
+}
+
+static void post_local_inv(Env *e, uint64_t wr_id, uint32_t key)
+{
+    struct rnic_send_wqe w;
+
+    rt_send_wqe(&w, wr_id, RNIC_WR_LOCAL_INV, 0);
+    w.imm_inv = cpu_to_le32(key);
+    qrnic_post_send(e->r, &e->qp, &w, NULL, 0);
+    qrnic_ring_sq(e->r, &e->qp);
+}
+
+static void expect_send_cqe(Env *e, uint64_t wr_id, uint8_t status,
+                            uint8_t opcode)
+{
+    struct rnic_cqe cqe;
+
+    g_assert_true(qrnic_cq_wait(e->r, &e->cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
+    g_assert_cmpuint(cqe.status, ==, status);
+    if (status == RNIC_WC_SUCCESS) {
+        g_assert_cmpuint(cqe.opcode, ==, opcode);
+    }
+}
+
+/* Two scattered pages; 'list' holds their addresses. */
+static void two_pages(Env *e, uint64_t pg[2], uint64_t *list)
+{
+    uint64_t ents[2];
+
+    pg[1] = qrnic_alloc(e->r, QRNIC_PAGE);
+    pg[0] = qrnic_alloc(e->r, QRNIC_PAGE);
+    *list = qrnic_alloc(e->r, QRNIC_PAGE);
+    ents[0] = cpu_to_le64(pg[0]);
+    ents[1] = cpu_to_le64(pg[1]);
+    qtest_memwrite(qrnic_qts(e->r), *list, ents, sizeof(ents));
+}
+
+static void inject_write(Env *e, uint32_t psn, uint32_t rkey, uint64_t va,
+                         const uint8_t *payload, uint32_t len)
+{
+    Roce f;
+
+    rt_roce_init_payload(&f, OPC_WRITE_ONLY, e->qp.qpn, psn, payload, len);
+    f.va = va;
+    f.rkey = rkey;
+    f.dma_len = len;
+    rt_send_roce(e, &f);
+}
+
+/*
+ * REG_MR by work request makes a fast-reg MR reachable under its new
+ * key, in the pages the list names; LOCAL_INV closes it again.
+ */
+static void test_fast_reg_wqe(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint64_t pg[2], list;
+    uint32_t lkey, key;
+    uint8_t payload[64], got[64];
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    lkey = alloc_fr_mr(&e, 4);
+    two_pages(&e, pg, &list);
+    key = (lkey & ~0xffu) | ((lkey + 0x11) & 0xff);    /* a new key byte */
+
+    /* Not registered yet: a WRITE with either key is refused. */
+    rt_fill_pattern(payload, sizeof(payload), 0x3c);
+    inject_write(&e, QP_RQ_PSN, lkey, FR_IOVA, payload, sizeof(payload));
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn), ==,
+                     RNIC_CMD_OK);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+
+    post_reg_mr(&e, 1, key, RNIC_ACCESS_LOCAL_WRITE |
+                RNIC_ACCESS_REMOTE_WRITE, FR_IOVA + 0x800,
+                2 * QRNIC_PAGE - 0x800, list, 2);
+    expect_send_cqe(&e, 1, RNIC_WC_SUCCESS, RNIC_WC_REG_MR);
+
+    /* Across the page boundary, at the offset iova gives the first page. */
+    inject_write(&e, QP_RQ_PSN, key, FR_IOVA + QRNIC_PAGE - 16, payload,
+                 sizeof(payload));
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    qtest_memread(qrnic_qts(e.r), pg[0] + QRNIC_PAGE - 16, got, 16);
+    qtest_memread(qrnic_qts(e.r), pg[1], got + 16, 48);
+    g_assert_cmpmem(got, sizeof(got), payload, sizeof(payload));
+    /* The old key byte no longer opens it. */
+    inject_write(&e, QP_RQ_PSN + 1, lkey, FR_IOVA + 0x800, payload, 8);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN + 1);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn), ==,
+                     RNIC_CMD_OK);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+
+    post_local_inv(&e, 2, key);
+    expect_send_cqe(&e, 2, RNIC_WC_SUCCESS, RNIC_WC_LOCAL_INV);
+    inject_write(&e, QP_RQ_PSN, key, FR_IOVA + 0x800, payload, 8);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
+}
+
+/* REG_MR and LOCAL_INV that do not fit the MR fail the WQE and the QP. */
+static void test_fast_reg_wqe_errors(void *obj, void *data,
+                                     QGuestAllocator *alloc)
+{
+    static const struct {
+        const char *what;
+        bool inv;
+        bool regular_mr;        /* aim at the ordinary MR of the Env */
+        uint32_t key_xor;
+        uint32_t access;
+        uint32_t npages;
+        uint64_t len;
+    } cases[] = {
+        { "too many pages", false, false, 0, RNIC_ACCESS_LOCAL_WRITE, 5,
+          QRNIC_PAGE },
+        { "length beyond the pages", false, false, 0,
+          RNIC_ACCESS_LOCAL_WRITE, 1, QRNIC_PAGE + 1 },
+        { "remote write without local write", false, false, 0,
+          RNIC_ACCESS_REMOTE_WRITE, 1, QRNIC_PAGE },
+        { "not a fast-reg MR", false, true, 0, RNIC_ACCESS_LOCAL_WRITE, 1,
+          QRNIC_PAGE },
+        { "invalidate with a wrong key byte", true, false, 1, 0, 0, 0 },
+        { "invalidate an ordinary MR", true, true, 0, 0, 0, 0 },
+    };
+    Env e;
+    uint64_t pg[2], list;
+    uint32_t lkey;
+    size_t i;
+
+    rt_env_basic(&e, obj, data);
+    lkey = alloc_fr_mr(&e, 4);
+    two_pages(&e, pg, &list);
+    for (i = 0; i < ARRAY_SIZE(cases); i++) {
+        uint32_t key = (cases[i].regular_mr ? e.mr.lkey : lkey) ^
+                       cases[i].key_xor;
+        uint64_t errs = rt_guest_errs(e.r);
+
+        g_test_message("%s", cases[i].what);
+        rt_env_rc_qp(&e, RNIC_QPS_RTS);
+        if (cases[i].inv) {
+            post_local_inv(&e, 10 + i, key);
+        } else {
+            post_reg_mr(&e, 10 + i, key, cases[i].access, FR_IOVA,
+                        cases[i].len, list, cases[i].npages);
+        }
+        expect_send_cqe(&e, 10 + i, RNIC_WC_LOC_QP_OP_ERR, 0);
+        qrnic_settle(e.r);
+        g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+        if (!cases[i].inv) {
+            g_assert_cmpuint(rt_guest_errs(e.r), ==, errs + 1);
+        }
+        g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0,
+                                       e.qp.qpn), ==, RNIC_CMD_OK);
+    }
+
+    /* Registered twice without an invalidation in between: refused. */
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    post_reg_mr(&e, 20, lkey, RNIC_ACCESS_LOCAL_WRITE, FR_IOVA, QRNIC_PAGE,
+                list, 1);
+    expect_send_cqe(&e, 20, RNIC_WC_SUCCESS, RNIC_WC_REG_MR);
+    post_reg_mr(&e, 21, lkey, RNIC_ACCESS_LOCAL_WRITE, FR_IOVA, QRNIC_PAGE,
+                list, 1);
+    expect_send_cqe(&e, 21, RNIC_WC_LOC_QP_OP_ERR, 0);
+}
+
+/* SEND with invalidate from the peer closes the named fast-reg MR. */
+static void test_fast_reg_remote_inv(void *obj, void *data,
+                                     QGuestAllocator *alloc)
+{
+    Env e;
+    uint64_t pg[2], list;
+    uint32_t key;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t payload[16];
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    key = alloc_fr_mr(&e, 2);
+    two_pages(&e, pg, &list);
+    post_reg_mr(&e, 1, key, RNIC_ACCESS_LOCAL_WRITE |
+                RNIC_ACCESS_REMOTE_WRITE, FR_IOVA, 2 * QRNIC_PAGE, list, 2);
+    expect_send_cqe(&e, 1, RNIC_WC_SUCCESS, RNIC_WC_REG_MR);
+
+    rt_sge_of(&sge, &e.mr, 0, 64);
+    qrnic_post_recv(e.r, &e.qp, 0x99, &sge, 1);
+    qrnic_ring_rq(e.r, &e.qp);
+    rt_fill_pattern(payload, sizeof(payload), 1);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY_INV, e.qp.qpn, QP_RQ_PSN, payload,
+                         sizeof(payload));
+    f.rkey = key;
+    rt_send_roce(&e, &f);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.imm_inv), ==, key);
+    g_assert_true(cqe.flags & RNIC_CQE_WITH_INV);
+
+    inject_write(&e, QP_RQ_PSN + 1, key, FR_IOVA, payload, 8);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN + 1);
+}
+
+static void register_rnic_mem_test(void)
+{
+    rt_add("fast-reg-wqe", test_fast_reg_wqe);
+    rt_add("fast-reg-wqe-errors", test_fast_reg_wqe_errors);
+    rt_add("fast-reg-remote-inv", test_fast_reg_remote_inv);
+}
+
+libqos_init(register_rnic_mem_test);
+
+#endif /* _WIN32 */
