@@ -158,6 +158,10 @@ enum rnic_counter {
     RNIC_CNT_ETH_RX_PKTS,
     RNIC_CNT_ETH_RX_DROPPED,    /* no RX descriptor posted */
     RNIC_CNT_GUEST_ERR,         /* guest values refused */
+    RNIC_CNT_TX_REORDER_INJECTED,   /* the fault-injection properties */
+    RNIC_CNT_TX_DUP_INJECTED,
+    RNIC_CNT_TX_CORRUPT_INJECTED,
+    RNIC_CNT_TX_DELAY_INJECTED,
     RNIC_CNT_MAX
 };
 

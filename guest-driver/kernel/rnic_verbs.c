@@ -865,6 +865,10 @@ static const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_ETH_RX_PKTS].name = "eth_rx_pkts",
 	[RNIC_CNT_ETH_RX_DROPPED].name = "eth_rx_dropped",
 	[RNIC_CNT_GUEST_ERR].name = "guest_errors",
+	[RNIC_CNT_TX_REORDER_INJECTED].name = "tx_reorder_injected",
+	[RNIC_CNT_TX_DUP_INJECTED].name = "tx_duplicate_injected",
+	[RNIC_CNT_TX_CORRUPT_INJECTED].name = "tx_corrupt_injected",
+	[RNIC_CNT_TX_DELAY_INJECTED].name = "tx_delay_injected",
 };
 static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);
 

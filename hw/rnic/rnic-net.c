@@ -25,9 +25,12 @@
 #define RNIC_RX_MAX_FRAMES      1024
 /* Any non-zero start for the loss PRNG when loss-seed is 0. */
 #define RNIC_LOSS_SEED_DEFAULT  0x2545f491u
+/* And for the other faults' PRNG when fault-seed is 0. */
+#define RNIC_FAULT_SEED_DEFAULT 0x9e3779b9u
 
 struct RnicRxFrame {
     QSIMPLEQ_ENTRY(RnicRxFrame) next;
+    int64_t due;                /* delayed egress: when to send, in us */
     size_t len;
     uint8_t data[];
 };
@@ -242,26 +245,140 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
     return len;
 }
 
-/* ---- RoCE egress: loss, loopback, netdev ---- */
+/* ---- RoCE egress: fault injection, loopback, netdev ---- */
 
-static bool rnic_loss_drop(RnicState *s)
+/* xorshift32: cheap, and the same seed gives the same sequence. */
+static uint32_t rnic_xorshift(uint32_t *state)
 {
-    uint32_t x;
+    uint32_t x = *state;
 
-    if (!s->prop.loss) {
-        return false;
-    }
-    /* xorshift32: cheap, and the same seed gives the same drops. */
-    x = s->loss_state;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
-    s->loss_state = x;
-    return x % 100 < s->prop.loss;
+    *state = x;
+    return x;
+}
+
+static bool rnic_loss_drop(RnicState *s)
+{
+    return s->prop.loss && rnic_xorshift(&s->loss_state) % 100 < s->prop.loss;
+}
+
+/* True for 'pct' percent of the calls; draws nothing when pct is 0. */
+static bool rnic_fault(RnicState *s, uint32_t pct)
+{
+    return pct && rnic_xorshift(&s->fault_state) % 100 < pct;
+}
+
+static RnicRxFrame *rnic_frame_copy(const uint8_t *buf, size_t len)
+{
+    RnicRxFrame *f = g_try_malloc(sizeof(*f) + len);
+
+    if (f) {
+        f->len = len;
+        f->due = 0;
+        memcpy(f->data, buf, len);
+    }
+    return f;
+}
+
+/* Puts a finished frame on the netdev, or back to ourselves. */
+static void rnic_net_emit(RnicState *s, const uint8_t *frame, size_t len)
+{
+    if (!rnic_mac_is_ours(s, frame)) {
+        trace_rnic_net_tx_roce(len);
+        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+        return;
+    }
+    /* To ourselves: through the receive queue like any other frame. */
+    if (rnic_net_rx_queue(s, frame, len)) {
+        s->cnt[RNIC_CNT_LOOPBACK_PKTS]++;
+    }
+}
+
+/*
+ * 'reorder': a frame is held back and goes out right after the next one
+ * (or at the end of the bottom-half run, if no other frame follows).
+ */
+static void rnic_net_out(RnicState *s, const uint8_t *frame, size_t len)
+{
+    if (!s->held && rnic_fault(s, s->prop.reorder)) {
+        s->held = rnic_frame_copy(frame, len);
+        if (s->held) {
+            s->cnt[RNIC_CNT_TX_REORDER_INJECTED]++;
+            trace_rnic_net_fault("reorder", len);
+            rnic_schedule(s);
+            return;
+        }
+    }
+    rnic_net_emit(s, frame, len);
+    rnic_net_flush_held(s);
+}
+
+void rnic_net_flush_held(RnicState *s)
+{
+    RnicRxFrame *f = s->held;
+
+    if (f) {
+        s->held = NULL;
+        rnic_net_emit(s, f->data, f->len);
+        g_free(f);
+    }
+}
+
+/* Flips one bit the ICRC covers: in the BTH, its extensions or payload. */
+static void rnic_net_corrupt(RnicState *s, uint8_t *frame, size_t len)
+{
+    size_t off = RNIC_ETH_HLEN, end = len;
+    uint16_t type = rnic_ld16be(frame + 12);
+    uint32_t r = rnic_xorshift(&s->fault_state);
+
+    if (type == RNIC_ETHERTYPE_VLAN && len >= off + RNIC_VLAN_HLEN) {
+        type = rnic_ld16be(frame + 16);
+        off += RNIC_VLAN_HLEN;
+    }
+    if (type == RNIC_ETHERTYPE_IPV4 && len >= off + RNIC_IPV4_HLEN) {
+        off += (frame[off] & 0xf) * 4;
+    } else if (type == RNIC_ETHERTYPE_IPV6) {
+        off += RNIC_IPV6_HLEN;
+    }
+    if (len >= off + RNIC_UDP_HLEN) {
+        end = MIN(len, off + rnic_ld16be(frame + off + 4));
+        off += RNIC_UDP_HLEN;
+    }
+    if (off >= end) {
+        off = RNIC_ETH_HLEN;
+        end = len;
+    }
+    frame[off + (r >> 3) % (end - off)] ^= 1u << (r & 7);
+}
+
+static void rnic_delay_timer_cb(void *opaque)
+{
+    /* Sending is the bottom half's business, like all device work. */
+    rnic_schedule(opaque);
+}
+
+void rnic_net_delay_run(RnicState *s)
+{
+    int64_t now = qemu_clock_get_us(QEMU_CLOCK_VIRTUAL);
+    RnicRxFrame *f;
+
+    while ((f = QSIMPLEQ_FIRST(&s->delay_q)) && f->due <= now) {
+        QSIMPLEQ_REMOVE_HEAD(&s->delay_q, next);
+        s->delay_len--;
+        rnic_net_out(s, f->data, f->len);
+        g_free(f);
+    }
+    if (f) {
+        timer_mod(s->delay_timer, f->due);
+    }
 }
 
 void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
 {
+    g_autofree uint8_t *bad = NULL;
+
     if (len < RNIC_ETH_HLEN || len > RNIC_NET_MAX_FRAME) {
         trace_rnic_net_tx_roce_bad_len(len);
         return;
@@ -275,14 +392,33 @@ void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
         trace_rnic_net_tx_roce_lost(len);
         return;
     }
-    if (!rnic_mac_is_ours(s, frame)) {
-        trace_rnic_net_tx_roce(len);
-        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
-        return;
+    if (rnic_fault(s, s->prop.corrupt)) {
+        bad = g_memdup2(frame, len);
+        rnic_net_corrupt(s, bad, len);
+        frame = bad;
+        s->cnt[RNIC_CNT_TX_CORRUPT_INJECTED]++;
+        trace_rnic_net_fault("corrupt", len);
     }
-    /* To ourselves: through the receive queue like any other frame. */
-    if (rnic_net_rx_queue(s, frame, len)) {
-        s->cnt[RNIC_CNT_LOOPBACK_PKTS]++;
+    if (rnic_fault(s, s->prop.delay) && s->delay_len < RNIC_RX_MAX_FRAMES) {
+        RnicRxFrame *f = rnic_frame_copy(frame, len);
+
+        if (f) {
+            f->due = qemu_clock_get_us(QEMU_CLOCK_VIRTUAL) + s->prop.delay_us;
+            if (QSIMPLEQ_EMPTY(&s->delay_q)) {
+                timer_mod(s->delay_timer, f->due);
+            }
+            QSIMPLEQ_INSERT_TAIL(&s->delay_q, f, next);
+            s->delay_len++;
+            s->cnt[RNIC_CNT_TX_DELAY_INJECTED]++;
+            trace_rnic_net_fault("delay", len);
+            return;
+        }
+    }
+    rnic_net_out(s, frame, len);
+    if (rnic_fault(s, s->prop.duplicate)) {
+        s->cnt[RNIC_CNT_TX_DUP_INJECTED]++;
+        trace_rnic_net_fault("duplicate", len);
+        rnic_net_out(s, frame, len);
     }
 }
 
@@ -372,6 +508,19 @@ void rnic_net_tx_run(RnicState *s)
 
 /* ---- link and reset ---- */
 
+void rnic_net_init(RnicState *s)
+{
+    QSIMPLEQ_INIT(&s->rx_q);
+    QSIMPLEQ_INIT(&s->delay_q);
+    s->delay_timer = timer_new_us(QEMU_CLOCK_VIRTUAL, rnic_delay_timer_cb, s);
+}
+
+void rnic_net_fini(RnicState *s)
+{
+    timer_free(s->delay_timer);
+    s->delay_timer = NULL;
+}
+
 void rnic_net_link_status_changed(NetClientState *nc)
 {
     RnicState *s = qemu_get_nic_opaque(nc);
@@ -406,6 +555,20 @@ void rnic_net_reset(RnicState *s)
         s->rx_blocked = false;
         qemu_flush_queued_packets(qemu_get_queue(s->nic));
     }
+    g_free(s->held);
+    s->held = NULL;
+    while (!QSIMPLEQ_EMPTY(&s->delay_q)) {
+        RnicRxFrame *f = QSIMPLEQ_FIRST(&s->delay_q);
+
+        QSIMPLEQ_REMOVE_HEAD(&s->delay_q, next);
+        g_free(f);
+    }
+    s->delay_len = 0;
+    if (s->delay_timer) {
+        timer_del(s->delay_timer);
+    }
     s->loss_state = s->prop.loss_seed ? s->prop.loss_seed :
                     RNIC_LOSS_SEED_DEFAULT;
+    s->fault_state = s->prop.fault_seed ? s->prop.fault_seed :
+                     RNIC_FAULT_SEED_DEFAULT;
 }

@@ -638,6 +638,9 @@ void rnic_bh(void *opaque)
     }
 
     rnic_net_tx_run(s);
+    rnic_net_delay_run(s);
+    /* A frame held back for reordering waits no longer than this run. */
+    rnic_net_flush_held(s);
 
     again = !QTAILQ_EMPTY(&s->work_list) || rnic_net_rx_pending(s) ||
             s->cmd_pending || s->overrun_sweep || s->cq_ev_any ||

@@ -73,6 +73,11 @@ static bool rnic_check_props(RnicState *s, Error **errp)
         { "max-rd-atom", s->prop.max_rd_atom, 1, RNIC_CAP_MAX_RD_ATOM },
         { "msix-vectors", s->prop.msix_vectors, 1, RNIC_MAX_MSIX_VECTORS },
         { "loss", s->prop.loss, 0, 100 },
+        { "reorder", s->prop.reorder, 0, 100 },
+        { "duplicate", s->prop.duplicate, 0, 100 },
+        { "corrupt", s->prop.corrupt, 0, 100 },
+        { "delay", s->prop.delay, 0, 100 },
+        { "delay-us", s->prop.delay_us, 1, 10 * 1000 * 1000 },
         { "max-host-mem", s->prop.max_host_mem, RNIC_MIN_HOST_MEM,
           UINT64_MAX },
     };
@@ -201,7 +206,7 @@ static void rnic_realize(PCIDevice *pdev, Error **errp)
     }
 
     QTAILQ_INIT(&s->work_list);
-    QSIMPLEQ_INIT(&s->rx_q);
+    rnic_net_init(s);
     s->bh = qemu_bh_new_guarded(rnic_bh, s, &dev->mem_reentrancy_guard);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
@@ -224,6 +229,7 @@ static void rnic_exit(PCIDevice *pdev)
     qemu_bh_delete(s->bh);
     s->bh = NULL;
     qemu_del_nic(s->nic);
+    rnic_net_fini(s);
     rnic_free_tables(s);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
@@ -263,6 +269,12 @@ static const Property rnic_properties[] = {
                        RNIC_MSIX_VECTOR_DEFAULT),
     DEFINE_PROP_UINT32("loss", RnicState, prop.loss, 0),
     DEFINE_PROP_UINT32("loss-seed", RnicState, prop.loss_seed, 0),
+    DEFINE_PROP_UINT32("reorder", RnicState, prop.reorder, 0),
+    DEFINE_PROP_UINT32("duplicate", RnicState, prop.duplicate, 0),
+    DEFINE_PROP_UINT32("corrupt", RnicState, prop.corrupt, 0),
+    DEFINE_PROP_UINT32("delay", RnicState, prop.delay, 0),
+    DEFINE_PROP_UINT32("delay-us", RnicState, prop.delay_us, 2000),
+    DEFINE_PROP_UINT32("fault-seed", RnicState, prop.fault_seed, 0),
     DEFINE_PROP_SIZE("max-host-mem", RnicState, prop.max_host_mem,
                      256 * MiB),
 };

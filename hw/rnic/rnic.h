@@ -153,6 +153,7 @@ typedef struct RnicGid {
 } RnicGid;
 
 typedef struct RnicTransport RnicTransport; /* private to the transport */
+typedef struct RnicRxFrame RnicRxFrame;     /* private to rnic-net.c */
 
 typedef struct RnicQP {
     uint32_t qpn;
@@ -227,6 +228,13 @@ struct RnicState {
         uint32_t msix_vectors;
         uint32_t loss;          /* egress drop percentage, 0..100 */
         uint32_t loss_seed;
+        /* Other egress faults, percentages of RoCE frames, one seed. */
+        uint32_t reorder;
+        uint32_t duplicate;
+        uint32_t corrupt;
+        uint32_t delay;
+        uint32_t delay_us;      /* how long a delayed frame waits */
+        uint32_t fault_seed;
         uint64_t max_host_mem;  /* bytes of host memory for guest objects */
     } prop;
 
@@ -275,6 +283,11 @@ struct RnicState {
     bool eq_db_pending;         /* some EQ has db_pending set */
 
     uint32_t loss_state;        /* PRNG for the loss property */
+    uint32_t fault_state;       /* PRNG for reorder/duplicate/corrupt/delay */
+    RnicRxFrame *held;          /* reordered frame waiting for the next */
+    QSIMPLEQ_HEAD(, RnicRxFrame) delay_q;
+    uint32_t delay_len;
+    QEMUTimer *delay_timer;
 
     bool link_up;               /* link state last reported to the guest */
     bool overrun_sweep;         /* a CQ overran: move its QPs to ERR */
@@ -289,7 +302,7 @@ struct RnicState {
     bool rx_blocked;            /* can_receive said no: flush when drained */
 };
 
-typedef struct RnicRxFrame RnicRxFrame;    /* private to rnic-net.c */
+
 
 /* rnic.c: CTRL.RESET, ENABLE cleared, PCI reset: every object freed. */
 void rnic_reset(RnicState *s);
@@ -403,6 +416,11 @@ bool rnic_net_can_receive(NetClientState *nc);
 void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len);
 void rnic_net_tx_run(RnicState *s);
 void rnic_net_reset(RnicState *s);
+void rnic_net_init(RnicState *s);       /* realize */
+void rnic_net_fini(RnicState *s);       /* unrealize */
+/* Injected faults: sends due delayed frames and a held reordered one. */
+void rnic_net_delay_run(RnicState *s);
+void rnic_net_flush_held(RnicState *s);
 void rnic_net_link_status_changed(NetClientState *nc);
 /* Hands queued RoCE frames to the transport; decrements *budget each. */
 void rnic_net_rx_run(RnicState *s, int *budget);

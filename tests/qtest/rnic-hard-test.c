@@ -192,8 +192,9 @@ static void test_host_mem_cap(void *obj, void *data, QGuestAllocator *alloc)
 /* ---- 3. work per bottom-half run ---- */
 
 /*
- * A full command queue on one device: a command on a second device
- * completes while the first is still working through its queue.
+ * A full command queue on one device, each command loading a page list
+ * of 16384 entries: a command on a second device completes while the
+ * first is still working through its queue.
  */
 static void test_cmd_flood_fair(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -201,28 +202,33 @@ static void test_cmd_flood_fair(void *obj, void *data, QGuestAllocator *alloc)
     QRnic r2;
     const unsigned log_size = RNIC_CMDQ_MAX_LOG_SIZE;
     const uint32_t n = (1u << log_size) - 1;
+    const uint32_t npages = 16384;
     size_t bytes = (size_t)RNIC_CMD_ENTRY_SIZE << log_size;
     g_autofree struct rnic_cmd *ring = g_malloc0(bytes);
-    uint64_t base, out;
+    uint64_t base;
     struct rnic_cmd_resp resp;
     struct rnic_cmd cmd;
-    uint32_t ci, i, idx;
+    uint32_t ci, i, idx, pdn;
 
     qrnic_init_second(&r2, r, RT_SLOT2);
     qrnic_enable(&r2);
     base = qrnic_alloc(r, bytes);
-    out = qrnic_alloc(r, QRNIC_PAGE);
     g_assert_cmphex(qrnic_try_enable(r, base, log_size) & RNIC_STATUS_READY,
                     ==, RNIC_STATUS_READY);
+    g_assert_cmpuint(qrnic_create_pd(r, 0, &pdn), ==, RNIC_CMD_OK);
 
-    for (i = 0; i < n; i++) {
-        ring[i].hdr.opcode = RNIC_CMD_QUERY_PORT;
+    /* Slot 0 held CREATE_PD; the rest register 64 MiB regions. */
+    for (i = 1; i < n; i++) {
+        ring[i].hdr.opcode = RNIC_CMD_REG_MR;
         ring[i].hdr.cookie = cpu_to_le32(i + 1);
-        ring[i].u.query.out_addr = cpu_to_le64(out);
-        ring[i].u.query.out_len = cpu_to_le32(QRNIC_PAGE);
-        ring[i].u.query.handle = cpu_to_le32(1);
+        ring[i].u.reg_mr.pdn = cpu_to_le32(pdn);
+        ring[i].u.reg_mr.access = cpu_to_le32(RNIC_ACCESS_LOCAL_WRITE);
+        ring[i].u.reg_mr.iova = cpu_to_le64((uint64_t)i << 32);
+        ring[i].u.reg_mr.length = cpu_to_le64((uint64_t)npages * QRNIC_PAGE);
+        pbl_contig(&ring[i].u.reg_mr.pages, (uint64_t)i << 32, npages);
     }
-    qtest_memwrite(qrnic_qts(r), base, ring, bytes);
+    qtest_memwrite(qrnic_qts(r), base + RNIC_CMD_ENTRY_SIZE,
+                   &ring[1], bytes - RNIC_CMD_ENTRY_SIZE);
     qrnic_writel(r, RNIC_REG_CMDQ_PI, n);
 
     qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_PD);
@@ -578,18 +584,135 @@ static void test_ring_at_gpa0(void *obj, void *data, QGuestAllocator *alloc)
     rt_assert_cq_empty(&e, &e.cq);
 }
 
+/* ---- injected faults (device properties) ---- */
+
+/* One signaled SEND of 'len' pattern bytes from e->mr, rung at once. */
+static void post_one_send(Env *e, uint64_t wr_id, uint32_t len, uint8_t seed)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint8_t buf[256];
+
+    g_assert_cmpuint(len, <=, sizeof(buf));
+    rt_fill_pattern(buf, len, seed);
+    qtest_memwrite(qrnic_qts(e->r), e->mr.buf + seed * 256, buf, len);
+    rt_sge_of(&sge, &e->mr, seed * 256, len);
+    rt_send_wqe(&w, wr_id, RNIC_WR_SEND, 1);
+    qrnic_post_send(e->r, &e->qp, &w, &sge, 1);
+}
+
+/* reorder=100: of two frames sent in one run, the first goes second. */
+static void test_fault_reorder(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    Roce f1, f2;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    post_one_send(&e, 1, 16, 1);
+    post_one_send(&e, 2, 16, 2);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f1);
+    rt_recv_roce(&e, &f2);
+    g_assert_cmphex(f1.psn, ==, QP_SQ_PSN + 1);
+    g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_REORDER_INJECTED), ==, 1);
+}
+
+/* duplicate=100: every frame twice, the same bytes. */
+static void test_fault_duplicate(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    Env e;
+    uint8_t first[2048];
+    size_t len;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    post_one_send(&e, 1, 100, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    len = e.frame_len;
+    memcpy(first, e.frame, len);
+    rt_recv_roce(&e, &f);
+    g_assert_cmpmem(e.frame, e.frame_len, first, len);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_DUP_INJECTED), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, 1);
+}
+
+/*
+ * corrupt=100 on a QP connected to itself: every looped-back frame has a
+ * flipped bit, and the receive side's ICRC check throws each one away.
+ */
+static void test_fault_corrupt(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_qp_attr a;
+    struct rnic_sge sge;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_INIT);
+    rt_attr_for(&a, RNIC_QPS_RTR);
+    rt_ipv4_gid(DEV_IP, a.av.dgid);
+    memcpy(a.av.dmac, rt_dev_mac, 6);
+    a.dest_qpn = cpu_to_le32(e.qp.qpn);
+    a.rq_psn = cpu_to_le32(QP_SQ_PSN);
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTR, &a), ==,
+                     RNIC_CMD_OK);
+    a.qp_state = RNIC_QPS_RTS;
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTS, &a), ==,
+                     RNIC_CMD_OK);
+    rt_sge_of(&sge, &e.mr, 2048, 1024);
+    qrnic_post_recv(e.r, &e.qp, 0x10, &sge, 1);
+    qrnic_ring_rq(e.r, &e.qp);
+    post_one_send(&e, 1, 200, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_CORRUPT_INJECTED), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_LOOPBACK_PKTS), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_ICRC_ERR), ==, 1);
+    rt_assert_cq_empty(&e, &e.cq);
+    rt_assert_no_frame(&e, 50);
+}
+
+/* delay=100: a frame leaves only once delay-us of virtual time passed. */
+static void test_fault_delay(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    post_one_send(&e, 1, 16, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_DELAY_INJECTED), ==, 1);
+    qtest_clock_step(qrnic_qts(e.r), 5 * 1000 * 1000);      /* 5 of 30 ms */
+    rt_assert_no_frame(&e, 100);
+    qtest_clock_step(qrnic_qts(e.r), 30 * 1000 * 1000);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    g_assert_cmpuint(f.payload_len, ==, 16);
+}
+
 static void register_rnic_hard_test(void)
 {
     rt_add("ack-timer-eq-on-bar", test_ack_timer_eq_on_bar);
     rt_add("reg-mr-npages-exact", test_reg_mr_npages_exact);
     rt_add_opts("host-mem-cap", test_host_mem_cap, ",max-host-mem=1M");
-    rt_add_pair("cmd-flood-fair", test_cmd_flood_fair);
+    rt_add_pair("cmd-flood-fair", test_cmd_flood_fair, ",max-mr=1024");
     rt_add("flush-budget", test_flush_budget);
     rt_add("rd-atomic-none", test_rd_atomic_none);
     rt_add("rd-atomic-limit", test_rd_atomic_limit);
     rt_add("rx-source-check", test_rx_source_check);
-    rt_add_pair("hub-pair-send", test_hub_pair_send);
+    rt_add_pair("hub-pair-send", test_hub_pair_send, "");
     rt_add("ring-at-gpa0", test_ring_at_gpa0);
+    rt_add_opts("fault-reorder", test_fault_reorder, ",reorder=100");
+    rt_add_opts("fault-duplicate", test_fault_duplicate, ",duplicate=100");
+    rt_add_opts("fault-corrupt", test_fault_corrupt, ",corrupt=100");
+    rt_add_opts("fault-delay", test_fault_delay,
+                ",delay=100,delay-us=30000");
 }
 
 libqos_init(register_rnic_hard_test);

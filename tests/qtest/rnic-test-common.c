@@ -538,11 +538,13 @@ static void *hub_test_init(GString *cmd_line, void *arg)
     return arg;
 }
 
-void rt_add_pair(const char *name, QOSTestFunc fn)
+void rt_add_pair(const char *name, QOSTestFunc fn, const char *dev_opts)
 {
     QOSGraphTestOptions opts = {
         .before = hub_test_init,
-        .edge.extra_device_opts = LIMIT_OPTS ",msix-vectors=5",
+        .edge.extra_device_opts = g_strdup_printf(LIMIT_OPTS
+                                                  ",msix-vectors=5%s",
+                                                  dev_opts),
     };
 
     qos_add_test(name, "rnic", fn, &opts);

@@ -169,6 +169,6 @@ void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts);
  */
 #define RT_MAC2_STR     "52:54:00:12:34:67"
 #define RT_SLOT2        5
-void rt_add_pair(const char *name, QOSTestFunc fn);
+void rt_add_pair(const char *name, QOSTestFunc fn, const char *dev_opts);
 
 #endif /* RNIC_TEST_COMMON_H */
