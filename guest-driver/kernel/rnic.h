@@ -20,6 +20,18 @@
 
 #include "rnic-abi.h"
 
+/*
+ * Doorbells reach the device as single 64-bit writes (it ignores any other
+ * width, and a split write would not be atomic), and rings, page lists and
+ * the user doorbell pages are laid out in 4 KiB pages.  dkms.conf limits
+ * the build to such kernels; these catch any other build.
+ */
+#ifndef CONFIG_64BIT
+#error "rnic needs a 64-bit kernel (doorbells are 64-bit MMIO writes)"
+#endif
+static_assert(PAGE_SIZE == RNIC_DB_PAGE_SIZE,
+	      "rnic needs 4 KiB pages (doorbell and ring page size)");
+
 #define DRV_NAME		"rnic"
 
 #define RNIC_CMD_TIMEOUT_MS	5000
@@ -77,6 +89,16 @@ struct rnic_net {
 
 	u32 ring_size;
 	bool up;			/* between ndo_open and ndo_stop */
+
+	/*
+	 * A refill that NAPI could not complete with GFP_ATOMIC is retried
+	 * from process context; without it an emptied RX ring raises no
+	 * interrupt and never recovers.  refill_enabled, under refill_lock,
+	 * keeps the work from being queued while NAPI is being disabled.
+	 */
+	struct delayed_work refill_work;
+	spinlock_t refill_lock;
+	bool refill_enabled;
 	bool irq_requested;
 	char irq_name[32];
 };
@@ -102,7 +124,8 @@ struct rnic_dev {
 	int num_ceqs;
 
 	struct net_device *ndev;
-	struct delayed_work link_work;
+	struct work_struct link_work;	/* PORT_ACTIVE/PORT_DOWN events */
+	struct mutex link_lock;		/* carrier, port_active, ndev */
 	bool port_active;
 	bool ib_registered;
 

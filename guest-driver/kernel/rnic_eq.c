@@ -129,8 +129,11 @@ static void rnic_handle_eqe(struct rnic_dev *dev, const struct rnic_eqe *eqe)
 		break;
 	case RNIC_EQE_PORT_ACTIVE:
 	case RNIC_EQE_PORT_DOWN:
-		/* Carrier and port state are re-read from STATUS. */
-		schedule_delayed_work(&dev->link_work, 0);
+		/*
+		 * The state is re-read from STATUS (in process context, for
+		 * the port event), so coalesced events still end right.
+		 */
+		schedule_work(&dev->link_work);
 		break;
 	case RNIC_EQE_EQ_OVERFLOW:
 		dev_warn_ratelimited(&dev->pdev->dev,

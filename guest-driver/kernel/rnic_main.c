@@ -9,7 +9,6 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/delay.h>
-#include <linux/io-64-nonatomic-lo-hi.h>
 
 #include "rnic.h"
 
@@ -103,7 +102,8 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
-	INIT_DELAYED_WORK(&dev->link_work, rnic_link_work);
+	INIT_WORK(&dev->link_work, rnic_link_work);
+	mutex_init(&dev->link_lock);
 
 	err = pci_enable_device(pdev);
 	if (err)
@@ -159,7 +159,7 @@ err_net:
 	rnic_net_destroy(dev);
 err_eqs:
 	rnic_eqs_destroy(dev);
-	cancel_delayed_work_sync(&dev->link_work);
+	cancel_work_sync(&dev->link_work);
 err_cmdq:
 	rnic_hw_reset(dev);
 	rnic_cmdq_destroy(dev);
@@ -186,7 +186,7 @@ static void rnic_remove(struct pci_dev *pdev)
 	rnic_net_destroy(dev);
 	rnic_eqs_destroy(dev);
 	/* An EQE may have queued the link work after the netdev went. */
-	cancel_delayed_work_sync(&dev->link_work);
+	cancel_work_sync(&dev->link_work);
 	rnic_hw_reset(dev);
 	rnic_cmdq_destroy(dev);
 	pci_free_irq_vectors(pdev);

@@ -17,6 +17,8 @@
 
 #define RNIC_NET_NAPI_WEIGHT	64
 #define RNIC_NET_MIN_BUF	1536
+/* A failed atomic refill is retried after reclaim has had a moment. */
+#define RNIC_NET_REFILL_DELAY	(HZ / 10)
 
 static inline struct rnic_net *rnic_net_priv(struct net_device *ndev)
 {
@@ -33,14 +35,14 @@ static bool rnic_desc_done(const struct rnic_net_desc *d)
 	return READ_ONCE(d->status) & RNIC_NET_DESC_DONE;
 }
 
-static int rnic_net_rx_fill_one(struct rnic_net *net, u32 idx)
+static int rnic_net_rx_fill_one(struct rnic_net *net, u32 idx, gfp_t gfp)
 {
 	struct rnic_net_buf *b = &net->rx_buf[idx];
 	struct rnic_net_desc *d = &net->rxq[idx];
 	struct device *dmadev = &net->dev->pdev->dev;
 	struct sk_buff *skb;
 
-	skb = netdev_alloc_skb_ip_align(net->ndev, net->rx_buf_len);
+	skb = __netdev_alloc_skb_ip_align(net->ndev, net->rx_buf_len, gfp);
 	if (!skb)
 		return -ENOMEM;
 	b->dma = dma_map_single(dmadev, skb->data, net->rx_buf_len,
@@ -58,21 +60,56 @@ static int rnic_net_rx_fill_one(struct rnic_net *net, u32 idx)
 	return 0;
 }
 
-/* Post buffers into every free RX slot; returns true if PI moved. */
-static bool rnic_net_rx_refill(struct rnic_net *net)
+/*
+ * Post buffers into every free RX slot.  Returns false when a slot had to
+ * stay empty.  The caller owns the ring: NAPI, or whoever disabled it.
+ */
+static bool rnic_net_rx_refill(struct rnic_net *net, gfp_t gfp)
 {
 	u32 old = net->rx_pi;
+	bool full = true;
 
 	while (net->rx_pi - net->rx_ci < net->ring_size) {
-		if (rnic_net_rx_fill_one(net, net->rx_pi & rnic_net_mask(net)))
+		if (rnic_net_rx_fill_one(net, net->rx_pi & rnic_net_mask(net),
+					 gfp)) {
+			full = false;
 			break;
+		}
 		net->rx_pi++;
 	}
-	if (net->rx_pi == old)
-		return false;
-	dma_wmb();
-	rnic_wr32(net->dev, RNIC_REG_RXQ_PI, net->rx_pi);
-	return true;
+	if (net->rx_pi != old) {
+		dma_wmb();
+		rnic_wr32(net->dev, RNIC_REG_RXQ_PI, net->rx_pi);
+	}
+	return full;
+}
+
+static void rnic_net_schedule_refill(struct rnic_net *net)
+{
+	spin_lock_bh(&net->refill_lock);
+	if (net->refill_enabled)
+		schedule_delayed_work(&net->refill_work, RNIC_NET_REFILL_DELAY);
+	spin_unlock_bh(&net->refill_lock);
+}
+
+static void rnic_net_refill_work(struct work_struct *work)
+{
+	struct rnic_net *net = container_of(to_delayed_work(work),
+					    struct rnic_net, refill_work);
+	bool full;
+
+	napi_disable(&net->napi);
+	full = rnic_net_rx_refill(net, GFP_KERNEL);
+	napi_enable(&net->napi);
+	if (!full)
+		rnic_net_schedule_refill(net);
+	/*
+	 * Frames that landed in the new buffers while NAPI was off raised an
+	 * interrupt that could not schedule it; poll for them now.
+	 */
+	local_bh_disable();
+	napi_schedule(&net->napi);
+	local_bh_enable();
 }
 
 static int rnic_net_rx(struct rnic_net *net, int budget)
@@ -110,7 +147,8 @@ static int rnic_net_rx(struct rnic_net *net, int budget)
 		ndev->stats.rx_bytes += len;
 		napi_gro_receive(&net->napi, skb);
 	}
-	rnic_net_rx_refill(net);
+	if (!rnic_net_rx_refill(net, GFP_ATOMIC))
+		rnic_net_schedule_refill(net);
 	return done;
 }
 
@@ -334,7 +372,8 @@ static int rnic_net_rings_init(struct rnic_net *net)
 	rnic_wr32(dev, RNIC_REG_RXQ_LOG_SIZE, log);
 	rnic_wr32(dev, RNIC_REG_NET_VECTOR,
 		  dev->nvec > RNIC_VEC_NET ? RNIC_VEC_NET : RNIC_VEC_ASYNC);
-	rnic_net_rx_refill(net);
+	/* Slots left empty here are filled by the first poll after open. */
+	rnic_net_rx_refill(net, GFP_KERNEL);
 	return 0;
 }
 
@@ -344,6 +383,9 @@ static int rnic_net_open(struct net_device *ndev)
 	struct rnic_dev *dev = net->dev;
 
 	napi_enable(&net->napi);
+	spin_lock_bh(&net->refill_lock);
+	net->refill_enabled = true;
+	spin_unlock_bh(&net->refill_lock);
 	rnic_wr32(dev, RNIC_REG_NET_CTRL, rnic_net_ctrl_flags(ndev));
 	WRITE_ONCE(net->up, true);
 	rnic_wr32(dev, RNIC_REG_NET_IRQ_MASK, 0);
@@ -363,6 +405,11 @@ static int rnic_net_stop(struct net_device *ndev)
 	WRITE_ONCE(net->up, false);
 	rnic_wr32(dev, RNIC_REG_NET_IRQ_MASK, 1);
 	rnic_wr32(dev, RNIC_REG_NET_CTRL, 0);
+	/* The refill work disables NAPI itself: it must be gone first. */
+	spin_lock_bh(&net->refill_lock);
+	net->refill_enabled = false;
+	spin_unlock_bh(&net->refill_lock);
+	cancel_delayed_work_sync(&net->refill_work);
 	napi_disable(&net->napi);
 	return 0;
 }
@@ -397,32 +444,33 @@ static const struct net_device_ops rnic_netdev_ops = {
 	.ndo_validate_addr = eth_validate_addr,
 };
 
-/* Carrier and RDMA port state follow STATUS.LINK_UP. */
+/*
+ * Carrier and RDMA port state follow STATUS.LINK_UP.  The device raises
+ * PORT_ACTIVE/PORT_DOWN on EQ 0 for every change after EQ 0 exists, and
+ * the driver reads the state once itself when the netdev and the ib device
+ * appear, so no change is missed and nothing needs polling.
+ */
 void rnic_net_link_update(struct rnic_dev *dev)
 {
-	bool up = rnic_rd32(dev, RNIC_REG_STATUS) & RNIC_STATUS_LINK_UP;
-	struct net_device *ndev = READ_ONCE(dev->ndev);
+	struct net_device *ndev;
+	bool up;
 
-	if (!ndev)
-		return;
-	if (up && !netif_carrier_ok(ndev))
-		netif_carrier_on(ndev);
-	else if (!up && netif_carrier_ok(ndev))
-		netif_carrier_off(ndev);
-	rnic_port_event(dev, up);
+	mutex_lock(&dev->link_lock);
+	ndev = dev->ndev;
+	if (ndev) {
+		up = rnic_rd32(dev, RNIC_REG_STATUS) & RNIC_STATUS_LINK_UP;
+		if (up && !netif_carrier_ok(ndev))
+			netif_carrier_on(ndev);
+		else if (!up && netif_carrier_ok(ndev))
+			netif_carrier_off(ndev);
+		rnic_port_event(dev, up);
+	}
+	mutex_unlock(&dev->link_lock);
 }
 
 void rnic_link_work(struct work_struct *work)
 {
-	struct rnic_dev *dev = container_of(to_delayed_work(work),
-					    struct rnic_dev, link_work);
-
-	if (!READ_ONCE(dev->ndev))
-		return;
-	rtnl_lock();
-	rnic_net_link_update(dev);
-	rtnl_unlock();
-	schedule_delayed_work(&dev->link_work, HZ);
+	rnic_net_link_update(container_of(work, struct rnic_dev, link_work));
 }
 
 int rnic_net_init(struct rnic_dev *dev)
@@ -441,6 +489,8 @@ int rnic_net_init(struct rnic_dev *dev)
 	net->dev = dev;
 	net->ndev = ndev;
 	net->ring_size = 1u << RNIC_NET_LOG_SIZE;
+	INIT_DELAYED_WORK(&net->refill_work, rnic_net_refill_work);
+	spin_lock_init(&net->refill_lock);
 
 	lo = rnic_rd32(dev, RNIC_REG_MAC_LO);
 	hi = rnic_rd32(dev, RNIC_REG_MAC_HI);
@@ -477,13 +527,17 @@ int rnic_net_init(struct rnic_dev *dev)
 	net->irq_requested = true;
 
 	netif_carrier_off(ndev);
-	dev->ndev = ndev;
+	mutex_lock(&dev->link_lock);
+	WRITE_ONCE(dev->ndev, ndev);
+	mutex_unlock(&dev->link_lock);
 	err = register_netdev(ndev);
 	if (err) {
-		dev->ndev = NULL;
+		mutex_lock(&dev->link_lock);
+		WRITE_ONCE(dev->ndev, NULL);
+		mutex_unlock(&dev->link_lock);
 		goto err_irq;
 	}
-	schedule_delayed_work(&dev->link_work, 0);
+	rnic_net_link_update(dev);
 	return 0;
 
 err_irq:
@@ -506,8 +560,10 @@ void rnic_net_destroy(struct rnic_dev *dev)
 	if (!ndev)
 		return;
 	net = netdev_priv(ndev);
+	mutex_lock(&dev->link_lock);
 	WRITE_ONCE(dev->ndev, NULL);
-	cancel_delayed_work_sync(&dev->link_work);
+	mutex_unlock(&dev->link_lock);
+	cancel_work_sync(&dev->link_work);
 	unregister_netdev(ndev);
 	vec = dev->nvec > RNIC_VEC_NET ? RNIC_VEC_NET : RNIC_VEC_ASYNC;
 	if (net->irq_requested)

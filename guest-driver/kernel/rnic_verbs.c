@@ -376,6 +376,7 @@ static void rnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 (u32)(fw >> 32), (u32)(fw >> 16) & 0xffff, (u32)fw & 0xffff);
 }
 
+/* Called with link_lock held. */
 void rnic_port_event(struct rnic_dev *dev, bool active)
 {
 	struct ib_event ev = {};
@@ -448,6 +449,18 @@ err_remove:
 err_dealloc:
 	rnic_cmd_dealloc_uctx(dev, uctx);
 	return err;
+}
+
+/*
+ * Only called on device removal, after ib_core has destroyed the
+ * context's objects and zapped its mappings.  The only mappings are the
+ * doorbell pages, all made through rdma_user_mmap_io() so ib_core can
+ * zap them, and the rings are the program's own memory: nothing of the
+ * device is left to detach.  Providing the op is what lets ib_core tear
+ * down live contexts instead of waiting for every verbs program to exit.
+ */
+static void rnic_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
 }
 
 static void rnic_dealloc_ucontext(struct ib_ucontext *ibuc)
@@ -916,6 +929,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.destroy_cq = rnic_destroy_cq,
 	.destroy_qp = rnic_destroy_qp,
 	.destroy_srq = rnic_destroy_srq,
+	.disassociate_ucontext = rnic_disassociate_ucontext,
 	.get_dev_fw_str = rnic_get_dev_fw_str,
 	.get_dma_mr = rnic_get_dma_mr,
 	.get_hw_stats = rnic_get_hw_stats,
@@ -980,17 +994,58 @@ int rnic_ib_register(struct rnic_dev *dev)
 			err);
 		return err;
 	}
+	mutex_lock(&dev->link_lock);
 	dev->ib_registered = true;
-	rtnl_lock();
+	mutex_unlock(&dev->link_lock);
+	/* Port events start now; report the state they start from. */
 	rnic_net_link_update(dev);
-	rtnl_unlock();
 	return 0;
+}
+
+/*
+ * On removal ib_core destroys the objects of running verbs programs under
+ * them.  Their CQ rings are their own memory and stay readable, but
+ * nothing would complete there any more, so a program waiting for a
+ * completion would wait forever.  Moving each user QP to ERR first makes
+ * the device flush every posted WQE into those CQs as a WR_FLUSH_ERR
+ * completion: the program sees its work fail and can go.
+ */
+static void rnic_flush_user_qps(struct rnic_dev *dev)
+{
+	struct rnic_cmd_modify_qp cmd;
+	unsigned long index = 0;
+	struct rnic_qp *qp;
+	u16 uctx;
+
+	for (;;) {
+		/* The xarray lock keeps destroy_qp from freeing the QP. */
+		xa_lock_irq(&dev->qp_xa);
+		qp = xa_find(&dev->qp_xa, &index, ULONG_MAX, XA_PRESENT);
+		while (qp && !qp->user)
+			qp = xa_find_after(&dev->qp_xa, &index, ULONG_MAX,
+					   XA_PRESENT);
+		uctx = qp ? qp->uctx : 0;
+		xa_unlock_irq(&dev->qp_xa);
+		if (!qp)
+			break;
+
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.qpn = cpu_to_le32(index);
+		cmd.attr_mask = cpu_to_le32(RNIC_QP_ATTR_STATE);
+		cmd.attr.qp_state = RNIC_QPS_ERR;
+		/* A QP destroyed meanwhile just fails the command. */
+		rnic_cmd_modify_qp(dev, uctx, &cmd);
+		index++;
+	}
 }
 
 void rnic_ib_unregister(struct rnic_dev *dev)
 {
 	if (!dev->ib_registered)
 		return;
+	mutex_lock(&dev->link_lock);
 	dev->ib_registered = false;
+	mutex_unlock(&dev->link_lock);
+	rnic_flush_user_qps(dev);
 	ib_unregister_device(&dev->ibdev);
 }
