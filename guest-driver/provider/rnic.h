@@ -130,6 +130,12 @@ struct rnic_qp {
 	uint32_t max_inline;
 	enum ibv_qp_type type;
 	bool sq_sig_all;
+	/*
+	 * Last state set by modify_qp or reported by query_qp: posting is
+	 * refused in states whose queues take no work.  Written with sq.lock
+	 * (and rq.lock) held, so each post path reads it under its own lock.
+	 */
+	enum ibv_qp_state state;
 
 	/* Extended send API (ibv_wr_*) state between wr_start and complete. */
 	uint32_t wr_start_head;
@@ -208,6 +214,7 @@ int rnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 struct rnic_qp *rnic_find_qp(struct rnic_context *ctx, uint32_t qpn);
 bool rnic_op_allowed(enum ibv_qp_type type, uint8_t op);
+bool rnic_sq_accepts(enum ibv_qp_state state);
 int rnic_sq_begin(struct rnic_qp *qp, uint8_t op, uint64_t wr_id,
 		  unsigned int send_flags, struct rnic_send_wqe **out);
 int rnic_wqe_set_sges(struct rnic_qp *qp, struct rnic_send_wqe *wqe,

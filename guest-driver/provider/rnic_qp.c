@@ -124,17 +124,18 @@ static int rnic_check_qp_caps(struct rnic_context *ctx,
 		     cap->max_recv_sge > ctx->max_recv_sge))
 		return EINVAL;
 
+	/*
+	 * Like every other limit, more inline data than a WQE can carry is
+	 * refused: a caller that was silently granted less would later find
+	 * its inline sends failing instead of its create.
+	 */
+	if (cap->max_inline_data > rnic_inline_cap(ctx, attr->qp_type))
+		return EINVAL;
+
 	*sq_log = rnic_log2_ceil(max_t(uint32_t, cap->max_send_wr, 1));
 	*rq_log = srq ? 0 : rnic_log2_ceil(max_t(uint32_t, cap->max_recv_wr, 1));
 	if (*sq_log > RNIC_WQ_MAX_LOG_SIZE || *rq_log > RNIC_WQ_MAX_LOG_SIZE)
 		return EINVAL;
-
-	/*
-	 * Inline data is a hint callers often over-ask for (and then read the
-	 * granted size back), so it is clamped rather than refused.
-	 */
-	cap->max_inline_data = min_t(uint32_t, cap->max_inline_data,
-				     rnic_inline_cap(ctx, attr->qp_type));
 	return 0;
 }
 
@@ -179,6 +180,7 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 	qp->type = attr->qp_type;
+	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->send_cq = to_rcq(attr->send_cq);
 	qp->recv_cq = to_rcq(attr->recv_cq);
@@ -217,6 +219,7 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 		ret = EPROTO;
 		goto err_destroy;
 	}
+	/* The kernel grants what was asked for; never trust it with more. */
 	qp->max_inline = min_t(uint32_t, le32toh(resp.drv.max_inline),
 			       rnic_inline_cap(ctx, qp->type));
 
@@ -261,6 +264,49 @@ struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return qp;
 }
 
+/*
+ * The SQ takes work from RTS on.  SQD and SQE keep it, and ERR flushes
+ * whatever is posted; before RTS a posted WQE would sit unseen, so it is
+ * refused as on other devices.
+ */
+bool rnic_sq_accepts(enum ibv_qp_state state)
+{
+	switch (state) {
+	case IBV_QPS_RTS:
+	case IBV_QPS_SQD:
+	case IBV_QPS_SQE:
+	case IBV_QPS_ERR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The RQ takes work from INIT on (IBTA C10-97.2.1: not in RESET). */
+static bool rnic_rq_accepts(enum ibv_qp_state state)
+{
+	return state != IBV_QPS_RESET && state != IBV_QPS_UNKNOWN;
+}
+
+static void rnic_qp_set_state(struct rnic_qp *qp, enum ibv_qp_state state)
+{
+	/* The device clears its ring indices on any transition to RESET. */
+	bool reset = state == IBV_QPS_RESET;
+
+	pthread_spin_lock(&qp->sq.lock);
+	if (!qp->srq)
+		pthread_spin_lock(&qp->rq.lock);
+	qp->state = state;
+	if (reset) {
+		qp->sq.head = qp->sq.tail = 0;
+		if (!qp->srq)
+			qp->rq.head = qp->rq.tail = 0;
+	}
+	if (!qp->srq)
+		pthread_spin_unlock(&qp->rq.lock);
+	pthread_spin_unlock(&qp->sq.lock);
+}
+
 int rnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct rnic_qp *qp = to_rqp(ibqp);
@@ -270,27 +316,29 @@ int rnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	ret = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
-
-	/* The device clears its ring indices on any transition to RESET. */
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
-		pthread_spin_lock(&qp->sq.lock);
-		qp->sq.head = qp->sq.tail = 0;
-		pthread_spin_unlock(&qp->sq.lock);
-		if (!qp->srq) {
-			pthread_spin_lock(&qp->rq.lock);
-			qp->rq.head = qp->rq.tail = 0;
-			pthread_spin_unlock(&qp->rq.lock);
-		}
-	}
+	if (mask & IBV_QP_STATE)
+		rnic_qp_set_state(qp, attr->qp_state);
 	return 0;
 }
 
 int rnic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init_attr)
 {
+	struct rnic_qp *qp = to_rqp(ibqp);
 	struct ibv_query_qp cmd = {};
+	int ret;
 
-	return ibv_cmd_query_qp(ibqp, attr, mask, init_attr, &cmd, sizeof(cmd));
+	ret = ibv_cmd_query_qp(ibqp, attr, mask, init_attr, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	/*
+	 * The device moves a QP to ERR on its own; learn that here.  A change
+	 * to RESET only ever comes from modify_qp, which already cleared the
+	 * rings, so it is not repeated behind a poster's back.
+	 */
+	if (attr->qp_state != qp->state && attr->qp_state != IBV_QPS_RESET)
+		rnic_qp_set_state(qp, attr->qp_state);
+	return 0;
 }
 
 int rnic_destroy_qp(struct ibv_qp *ibqp)
@@ -555,6 +603,11 @@ int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	pthread_spin_lock(&qp->sq.lock);
 	start = qp->sq.head;
+	if (!rnic_sq_accepts(qp->state)) {
+		*bad_wr = wr;
+		ret = EINVAL;
+		goto out;
+	}
 	for (; wr; wr = wr->next) {
 		ret = rnic_build_send(qp, wr);
 		if (ret) {
@@ -564,6 +617,7 @@ int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	if (qp->sq.head != start)
 		rnic_ring_db(ctx, RNIC_DB_SQ, qp->qpn, qp->sq.head);
+out:
 	pthread_spin_unlock(&qp->sq.lock);
 	return ret;
 }
@@ -584,6 +638,11 @@ int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 	pthread_spin_lock(&rq->lock);
 	start = rq->head;
+	if (!rnic_rq_accepts(qp->state)) {
+		*bad_wr = wr;
+		ret = EINVAL;
+		goto out;
+	}
 	for (; wr; wr = wr->next) {
 		if (!rnic_wq_free(rq->head, rq->tail, rq->log_size))
 			ret = ENOMEM;
@@ -596,6 +655,7 @@ int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	}
 	if (rq->head != start)
 		rnic_ring_db(ctx, RNIC_DB_RQ, qp->qpn, rq->head);
+out:
 	pthread_spin_unlock(&rq->lock);
 	return ret;
 }

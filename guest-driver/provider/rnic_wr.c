@@ -212,7 +212,8 @@ static void rnic_wr_start(struct ibv_qp_ex *qpx)
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wr_start_head = qp->sq.head;
 	qp->wr_cur = NULL;
-	qp->wr_err = 0;
+	/* Before RTS nothing may be posted: the batch ends in EINVAL. */
+	qp->wr_err = rnic_sq_accepts(qp->state) ? 0 : EINVAL;
 }
 
 static int rnic_wr_complete(struct ibv_qp_ex *qpx)

@@ -7,6 +7,7 @@
  *
  * Built against an rdma-core 56.1 build tree, see Makefile.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,7 @@ static void setup(void)
 	ctx->max_inline = RNIC_MAX_INLINE;
 	ctx->max_sge = RNIC_SQ_MAX_SGE;
 	ctx->max_recv_sge = RNIC_RQ_MAX_SGE;
+	ctx->max_qp_wr = 1024;
 
 	cq = calloc(1, sizeof(*cq));
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
@@ -86,6 +88,7 @@ static void setup(void)
 	qp->vqp.qp.qp_num = QPN;
 	qp->qpn = QPN;
 	qp->type = IBV_QPT_RC;
+	qp->state = IBV_QPS_RTS;
 	qp->send_cq = cq;
 	qp->recv_cq = cq;
 	qp->max_inline = 64;
@@ -278,6 +281,86 @@ static void test_notify(void)
 	      (7 | RNIC_DB_ARM_SOLICITED | ((uint64_t)cq->ci << 32)));
 }
 
+/* Posting in a state whose queue takes no work fails with EINVAL. */
+static void test_state(void)
+{
+	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
+	struct ibv_send_wr swr = {}, *sbad = NULL;
+	struct ibv_recv_wr rwr = {}, *rbad = NULL;
+	struct ibv_wc wc[2];
+	uint64_t sq_db = db_read(RNIC_DB_SQ), rq_db = db_read(RNIC_DB_RQ);
+	uint32_t sq_head = qp->sq.head, rq_head = qp->rq.head;
+	enum ibv_qp_state st;
+
+	swr.opcode = IBV_WR_SEND;
+	for (st = IBV_QPS_RESET; st <= IBV_QPS_RTR; st++) {
+		qp->state = st;
+		CHECK(rnic_post_send(&qp->vqp.qp, &swr, &sbad) == EINVAL);
+		CHECK(sbad == &swr);
+		qpx->wr_start(qpx);
+		qpx->wr_send(qpx);
+		qpx->wr_set_sge(qpx, 0x1100, 0x5000, 32);
+		CHECK(qpx->wr_complete(qpx) == EINVAL);
+	}
+	qp->state = IBV_QPS_RESET;
+	CHECK(rnic_post_recv(&qp->vqp.qp, &rwr, &rbad) == EINVAL);
+	CHECK(rbad == &rwr);
+	CHECK(qp->sq.head == sq_head && qp->rq.head == rq_head);
+	CHECK(db_read(RNIC_DB_SQ) == sq_db && db_read(RNIC_DB_RQ) == rq_db);
+
+	/* INIT and RTR take receives; ERR takes both (to flush them). */
+	qp->state = IBV_QPS_INIT;
+	CHECK(rnic_post_recv(&qp->vqp.qp, &rwr, &rbad) == 0);
+	CHECK(qp->rq.head == rq_head + 1);
+	qp->state = IBV_QPS_ERR;
+	CHECK(rnic_post_send(&qp->vqp.qp, &swr, &sbad) == 0);
+	CHECK(qp->sq.head == sq_head + 1);
+	qp->state = IBV_QPS_RTS;
+
+	/* Retire both so later cases start from empty queues. */
+	dev_cqe(QPN, rq_head & 3, RNIC_WC_RECV, RNIC_WC_SUCCESS, 0);
+	dev_cqe(QPN, sq_head & 3, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 2, wc) == 2);
+	CHECK(qp->sq.tail == qp->sq.head && qp->rq.tail == qp->rq.head);
+}
+
+/* A create asking for more inline data than a WQE holds is refused. */
+static void test_inline_cap(void)
+{
+	struct ibv_qp_init_attr_ex attr = {};
+
+	attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+	attr.send_cq = &cq->vcq.cq;
+	attr.recv_cq = &cq->vcq.cq;
+	attr.cap.max_send_wr = 4;
+	attr.cap.max_recv_wr = 4;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+
+	attr.qp_type = IBV_QPT_RC;
+	attr.cap.max_inline_data = RNIC_MAX_INLINE + 1;
+	errno = 0;
+	CHECK(!rnic_create_qp_ex(&ctx->ibv_ctx.context, &attr));
+	CHECK(errno == EINVAL);
+	CHECK(attr.cap.max_inline_data == RNIC_MAX_INLINE + 1);
+
+	/* UD WQEs carry an address vector, leaving 128 bytes. */
+	attr.qp_type = IBV_QPT_UD;
+	attr.cap.max_inline_data = RNIC_SQ_WQE_SIZE - 128 + 1;
+	errno = 0;
+	CHECK(!rnic_create_qp_ex(&ctx->ibv_ctx.context, &attr));
+	CHECK(errno == EINVAL);
+
+	/* A device limit below the WQE room is the one that counts. */
+	ctx->max_inline = 32;
+	attr.qp_type = IBV_QPT_RC;
+	attr.cap.max_inline_data = 33;
+	errno = 0;
+	CHECK(!rnic_create_qp_ex(&ctx->ibv_ctx.context, &attr));
+	CHECK(errno == EINVAL);
+	ctx->max_inline = RNIC_MAX_INLINE;
+}
+
 int main(void)
 {
 	setup();
@@ -286,6 +369,8 @@ int main(void)
 	test_wr_api();
 	test_wrap();
 	test_notify();
+	test_state();
+	test_inline_cap();
 	if (failures) {
 		fprintf(stderr, "datapath-test: %d failure(s)\n", failures);
 		return EXIT_FAILURE;
