@@ -34,22 +34,15 @@ static uint32_t rnic_imm_to_cqe(uint32_t imm)
     return ldl_le_p(b);
 }
 
-/*
- * The responder keeps as many READ/ATOMIC requests as the QP's
- * max_dest_rd_atomic allows: that many may wait for responses, and that
- * many are remembered for replay.
- */
-static unsigned rnic_resp_rd_slots(const RnicQP *qp)
-{
-    return MIN(MAX(qp->max_dest_rd_atomic, 1), RNIC_TP_RD_RING);
-}
-
-static unsigned rnic_resp_rd_npending(RnicTransport *tp)
+/* Requests with responses to send: all, or only first-time ones. */
+static unsigned rnic_resp_rd_npending(RnicTransport *tp, bool first_only)
 {
     unsigned i, n = 0;
 
     for (i = 0; i < RNIC_TP_RD_RING; i++) {
-        if (tp->resp.rd[i].valid && tp->resp.rd[i].pending) {
+        const RnicRdReq *rd = &tp->resp.rd[i];
+
+        if (rd->valid && rd->pending && !(first_only && rd->replay)) {
             n++;
         }
     }
@@ -58,7 +51,7 @@ static unsigned rnic_resp_rd_npending(RnicTransport *tp)
 
 static bool rnic_resp_rd_pending(RnicTransport *tp)
 {
-    return rnic_resp_rd_npending(tp) != 0;
+    return rnic_resp_rd_npending(tp, false) != 0;
 }
 
 /* ---- ACK/NAK ---- */
@@ -508,17 +501,21 @@ static void rnic_resp_write(RnicState *s, RnicQP *qp, const RnicPkt *p,
 /* ---- RDMA READ and ATOMIC ---- */
 
 /*
- * A slot for a new READ or ATOMIC; NULL if the requester already has
- * max_dest_rd_atomic of them waiting (or the QP allows none).
+ * A slot for a new READ or ATOMIC; NULL if the QP allows none, or if
+ * max_dest_rd_atomic requests seen for the first time still wait for
+ * their responses: a requester keeping to the limit never gets there.
+ * Replays for duplicates do not count (the ring remembers the last
+ * RNIC_TP_RD_RING requests for them), and a new request may take the
+ * slot of one: the requester has moved past it.
  */
 static RnicRdReq *rnic_resp_rd_alloc(RnicTransport *tp)
 {
     RnicQP *qp = tp->qp;
-    RnicRdReq *rd = &tp->resp.rd[tp->resp.rd_head % rnic_resp_rd_slots(qp)];
+    RnicRdReq *rd = &tp->resp.rd[tp->resp.rd_head % RNIC_TP_RD_RING];
 
     if (!qp->max_dest_rd_atomic ||
-        rnic_resp_rd_npending(tp) >= qp->max_dest_rd_atomic ||
-        (rd->valid && rd->pending)) {
+        rnic_resp_rd_npending(tp, true) >= qp->max_dest_rd_atomic ||
+        (rd->valid && rd->pending && !rd->replay)) {
         return NULL;
     }
     tp->resp.rd_head++;
@@ -706,12 +703,11 @@ static bool rnic_resp_rd_step(RnicState *s, RnicQP *qp, RnicRdReq *rd)
 /* Oldest queued request with responses still to send. */
 static RnicRdReq *rnic_resp_rd_next(RnicTransport *tp)
 {
-    unsigned slots = rnic_resp_rd_slots(tp->qp);
     unsigned i;
 
     for (i = 0; i < RNIC_TP_RD_RING; i++) {
-        RnicRdReq *rd = &tp->resp.rd[i < slots ?
-                                     (tp->resp.rd_head + i) % slots : i];
+        RnicRdReq *rd = &tp->resp.rd[(tp->resp.rd_head + i) %
+                                     RNIC_TP_RD_RING];
 
         if (rd->valid && rd->pending) {
             return rd;
@@ -770,16 +766,12 @@ static void rnic_resp_duplicate(RnicState *s, RnicQP *qp, const RnicPkt *p,
         if (!rd->valid || k < 0 || (uint32_t)k >= rd->npkts) {
             continue;
         }
-        /* A replay takes a response slot like a new request does. */
-        if (!rd->pending &&
-            rnic_resp_rd_npending(tp) >= qp->max_dest_rd_atomic) {
-            break;
-        }
         if (rd->atomic) {
             if (!(flags & RNIC_OPF_ATOMIC) || k) {
                 break;
             }
             rd->pending = true;     /* replay the stored result */
+            rd->replay = true;
             rd->cur_psn = rd->psn;
         } else {
             uint64_t skip = (uint64_t)k * mtu;
@@ -795,6 +787,7 @@ static void rnic_resp_duplicate(RnicState *s, RnicQP *qp, const RnicPkt *p,
             rd->cur_len = p->reth.dma_len;
             rd->cur_first = true;
             rd->pending = true;
+            rd->replay = true;
         }
         rnic_qp_schedule(s, qp);
         return;

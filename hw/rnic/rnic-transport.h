@@ -154,6 +154,7 @@ typedef struct RnicRdReq {
     bool valid;
     bool atomic;
     bool pending;           /* responses still to be generated */
+    bool replay;            /* pending again for a duplicate request */
     uint32_t psn;           /* first PSN of the request */
     uint32_t npkts;
     uint64_t va;            /* READ: start of the original request */
