@@ -37,13 +37,15 @@ static uint32_t rnic_cmdq_size(RnicState *s)
 
 static bool rnic_cmdq_valid(RnicState *s)
 {
-    uint64_t bytes = (uint64_t)RNIC_CMD_ENTRY_SIZE << s->cmdq_log_size;
+    uint64_t bytes;
 
+    /* Checked before it is used as a shift count (found by generic-fuzz). */
     if (s->cmdq_log_size < 1 || s->cmdq_log_size > RNIC_CMDQ_MAX_LOG_SIZE) {
         trace_rnic_err_cmdq_config("log_size", s->cmdq_log_size);
         RNIC_GUEST_ERR(s, "CMDQ_LOG_SIZE %u out of range", s->cmdq_log_size);
         return false;
     }
+    bytes = (uint64_t)RNIC_CMD_ENTRY_SIZE << s->cmdq_log_size;
     if (!s->cmdq_base || (s->cmdq_base & 0xfff) ||
         s->cmdq_base > UINT64_MAX - bytes) {
         trace_rnic_err_cmdq_config("base", s->cmdq_base);

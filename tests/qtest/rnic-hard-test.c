@@ -696,6 +696,30 @@ static void test_fault_delay(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(f.payload_len, ==, 16);
 }
 
+/* ---- reproducers of fuzzer findings ---- */
+
+/*
+ * generic-fuzz (UBSan): CMDQ_LOG_SIZE 0xbcbcbcbc was used as a shift
+ * count before the range check.  Refused with a guest error; a good size
+ * then enables the device.
+ */
+static void test_fuzz_cmdq_log_size(void *obj, void *data,
+                                    QGuestAllocator *alloc)
+{
+    QRnic *r = obj;
+    uint64_t base = qrnic_alloc(r, QRNIC_PAGE);
+    uint64_t errs = rt_guest_errs(r);
+
+    qrnic_writel(r, RNIC_REG_CMDQ_BASE_LO, (uint32_t)base);
+    qrnic_writel(r, RNIC_REG_CMDQ_BASE_HI, base >> 32);
+    qrnic_writel(r, RNIC_REG_CMDQ_LOG_SIZE, 0xbcbcbcbc);
+    qrnic_writel(r, RNIC_REG_CTRL, RNIC_CTRL_ENABLE);
+    g_assert_cmphex(qrnic_readl(r, RNIC_REG_STATUS) & RNIC_STATUS_READY, ==, 0);
+    g_assert_cmpuint(rt_guest_errs(r), >, errs);
+    qrnic_reset(r);
+    qrnic_enable(r);
+}
+
 static void register_rnic_hard_test(void)
 {
     rt_add("ack-timer-eq-on-bar", test_ack_timer_eq_on_bar);
@@ -708,6 +732,7 @@ static void register_rnic_hard_test(void)
     rt_add("rx-source-check", test_rx_source_check);
     rt_add_pair("hub-pair-send", test_hub_pair_send, "");
     rt_add("ring-at-gpa0", test_ring_at_gpa0);
+    rt_add("fuzz-cmdq-log-size", test_fuzz_cmdq_log_size);
     rt_add_opts("fault-reorder", test_fault_reorder, ",reorder=100");
     rt_add_opts("fault-duplicate", test_fault_duplicate, ",duplicate=100");
     rt_add_opts("fault-corrupt", test_fault_corrupt, ",corrupt=100");
