@@ -9,6 +9,7 @@
 #                                     (ARGS go to 'meson test', e.g. --suite vm)
 #   ./scripts/rnic.sh build           fetch and build everything, run nothing
 #   ./scripts/rnic.sh vm ARGS...      scripts/vmlaunch.py with the built artefacts
+#   ./scripts/rnic.sh fuzz [SECONDS]  generic-fuzz (clang, ASan, UBSan) on rnic
 #   ./scripts/rnic.sh kmod-host       build the kernel module against Debian 12's headers
 #   ./scripts/rnic.sh deps|fetch|qemu|rdma-core|image   single stages
 #
@@ -38,6 +39,8 @@ export RNIC_ROOT
 . "$RNIC_ROOT/scripts/lib/build.sh"
 # shellcheck source=scripts/lib/image.sh
 . "$RNIC_ROOT/scripts/lib/image.sh"
+# shellcheck source=scripts/lib/fuzz.sh
+. "$RNIC_ROOT/scripts/lib/fuzz.sh"
 
 MESON_BUILD=$CACHE/meson-build
 export RNIC_CACHE=$CACHE
@@ -182,7 +185,7 @@ cmd_test() {
 }
 
 usage() {
-    sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -192,6 +195,7 @@ main() {
         demo) cmd_demo "$@" ;;
         bench) cmd_bench "$@" ;;
         test) cmd_test "$@" ;;
+        fuzz) cmd_fuzz "$@" ;;
         build) do_build ;;
         deps) do_deps ;;
         fetch) do_deps; do_fetch_qemu; do_fetch_rdma_core ;;
