@@ -515,16 +515,23 @@ void rt_add(const char *name, QOSTestFunc fn)
     rt_add_opts(name, fn, "");
 }
 
-void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts)
+/* Registers @fn on the rnic node, set up by @before, with @dev_opts. */
+static void rt_add_with(const char *name, QOSTestFunc fn,
+                        QOSBeforeTest before, const char *dev_opts)
 {
     QOSGraphTestOptions opts = {
-        .before = data_test_init,
+        .before = before,
         .edge.extra_device_opts = g_strdup_printf(LIMIT_OPTS
                                                   ",msix-vectors=5%s",
                                                   dev_opts),
     };
 
     qos_add_test(name, "rnic", fn, &opts);
+}
+
+void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts)
+{
+    rt_add_with(name, fn, data_test_init, dev_opts);
 }
 
 /* Two rnics on one hub: frames from one reach the other synchronously. */
@@ -540,14 +547,7 @@ static void *hub_test_init(GString *cmd_line, void *arg)
 
 void rt_add_pair(const char *name, QOSTestFunc fn, const char *dev_opts)
 {
-    QOSGraphTestOptions opts = {
-        .before = hub_test_init,
-        .edge.extra_device_opts = g_strdup_printf(LIMIT_OPTS
-                                                  ",msix-vectors=5%s",
-                                                  dev_opts),
-    };
-
-    qos_add_test(name, "rnic", fn, &opts);
+    rt_add_with(name, fn, hub_test_init, dev_opts);
 }
 
 #endif /* _WIN32 */
