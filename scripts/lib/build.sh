@@ -27,19 +27,27 @@ qemu_firmware_dirs() {
     printf '%s\n' /usr/share/seabios /usr/lib/ipxe/qemu "$QEMU_BUILD/pc-bios/optionrom" "$QEMU_BUILD/pc-bios"
 }
 
-step_configure_qemu() {
-    local h
-    h=$(hash_inputs "str:${QEMU_CONFIGURE_ARGS[*]}" "str:$(git -C "$QEMU_SRC" rev-parse rnic-baseline)")
-    if stamp_ok qemu-configure "$h" && [ -f "$QEMU_BUILD/build.ninja" ]; then
+# configure_qemu_tree STAMP DIR [EXTRA CONFIGURE ARGS...]: configures a
+# build of the patched QEMU source in DIR, again only when the arguments or
+# the source baseline changed.
+configure_qemu_tree() {
+    local stamp=$1 dir=$2 h
+    shift 2
+    h=$(hash_inputs "str:${QEMU_CONFIGURE_ARGS[*]}${*:+ $*}" "str:$(git -C "$QEMU_SRC" rev-parse rnic-baseline)")
+    if stamp_ok "$stamp" "$h" && [ -f "$dir/build.ninja" ]; then
         echo "configuration unchanged"
         return 0
     fi
-    stamp_clear qemu-configure
-    rm -rf "$QEMU_BUILD"
-    mkdir -p "$QEMU_BUILD"
-    cd "$QEMU_BUILD"
-    timeout 900 "$QEMU_SRC/configure" "${QEMU_CONFIGURE_ARGS[@]}"
-    stamp_set qemu-configure "$h"
+    stamp_clear "$stamp"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    cd "$dir"
+    timeout 900 "$QEMU_SRC/configure" "${QEMU_CONFIGURE_ARGS[@]}" "$@"
+    stamp_set "$stamp" "$h"
+}
+
+step_configure_qemu() {
+    configure_qemu_tree qemu-configure "$QEMU_BUILD"
 }
 
 # Targets beyond the emulator that exist once our patches wire them up:

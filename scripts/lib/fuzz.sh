@@ -11,21 +11,8 @@ FUZZ_BIN=$FUZZ_BUILD/qemu-fuzz-x86_64
 FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
 
 step_configure_fuzz() {
-    local h
-    h=$(hash_inputs "str:${QEMU_CONFIGURE_ARGS[*]} fuzz asan ubsan clang-14" \
-                    "str:$(git -C "$QEMU_SRC" rev-parse rnic-baseline)")
-    if stamp_ok fuzz-configure "$h" && [ -f "$FUZZ_BUILD/build.ninja" ]; then
-        echo "configuration unchanged"
-        return 0
-    fi
-    stamp_clear fuzz-configure
-    rm -rf "$FUZZ_BUILD"
-    mkdir -p "$FUZZ_BUILD"
-    cd "$FUZZ_BUILD"
-    timeout 900 "$QEMU_SRC/configure" "${QEMU_CONFIGURE_ARGS[@]}" \
-        --cc=clang-14 --cxx=clang++-14 --enable-fuzzing --enable-asan \
-        --enable-ubsan
-    stamp_set fuzz-configure "$h"
+    configure_qemu_tree fuzz-configure "$FUZZ_BUILD" --cc=clang-14 \
+        --cxx=clang++-14 --enable-fuzzing --enable-asan --enable-ubsan
 }
 
 step_build_fuzz() {
