@@ -154,6 +154,7 @@ static const struct verbs_context_ops rnic_ctx_ops = {
 	.alloc_pd = rnic_alloc_pd,
 	.create_ah = rnic_create_ah,
 	.create_cq = rnic_create_cq,
+	.create_cq_ex = rnic_create_cq_ex,
 	.create_qp = rnic_create_qp,
 	.create_qp_ex = rnic_create_qp_ex,
 	.create_srq = rnic_create_srq,

@@ -40,6 +40,16 @@ struct rnic_create_cq_resp {
 	struct rnic_ucreate_cq_resp drv;
 };
 
+struct rnic_create_cq_ex_cmd {
+	struct ibv_create_cq_ex ibv_cmd;
+	struct rnic_ucreate_cq drv;
+};
+
+struct rnic_create_cq_ex_resp {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct rnic_ucreate_cq_resp drv;
+};
+
 struct rnic_create_qp_cmd {
 	struct ibv_create_qp ibv_cmd;
 	struct rnic_ucreate_qp drv;
@@ -97,6 +107,8 @@ struct rnic_cq {
 	uint32_t cqn;
 	unsigned int log_size;
 	uint32_t ci;			/* free-running consumer index */
+	/* Extended polling: the completion start/next_poll last parsed. */
+	struct ibv_wc cur;
 };
 
 /* One work queue as the provider sees it; indices are free-running. */
@@ -196,6 +208,8 @@ int rnic_destroy_ah(struct ibv_ah *ah);
 struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
+struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ctx,
+				    struct ibv_cq_init_attr_ex *attr);
 int rnic_destroy_cq(struct ibv_cq *cq);
 int rnic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int rnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);

@@ -18,16 +18,14 @@
 
 #include "rnic.h"
 
-struct ibv_cq *rnic_create_cq(struct ibv_context *ibctx, int cqe,
-			      struct ibv_comp_channel *channel,
-			      int comp_vector)
+/* What an extended CQ can report: the device has no clock and no tags. */
+#define RNIC_CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+
+/* The CQ buffer and bookkeeping; the caller creates the kernel object. */
+static struct rnic_cq *rnic_cq_alloc(struct rnic_context *ctx, int cqe)
 {
-	struct rnic_context *ctx = to_rctx(ibctx);
-	struct rnic_create_cq_resp resp = {};
-	struct rnic_create_cq_cmd cmd = {};
 	struct rnic_cq *cq;
 	unsigned int log_size;
-	int ret;
 
 	if (cqe <= 0 || (uint32_t)cqe > ctx->max_cqe) {
 		errno = EINVAL;
@@ -57,40 +55,74 @@ struct ibv_cq *rnic_create_cq(struct ibv_context *ibctx, int cqe,
 			     RNIC_PAGE_SIZE);
 	cq->buf = rnic_alloc_ring(cq->buf_size);
 	if (!cq->buf) {
-		ret = ENOMEM;
-		goto err_lock;
+		pthread_spin_destroy(&cq->lock);
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
 	}
 	cq->dbrec = cq->buf;
 	cq->cqes = (struct rnic_cqe *)((uint8_t *)cq->buf +
 				       RNIC_CQ_DBREC_PAGE_SIZE);
+	return cq;
+}
 
-	cmd.drv.buf_addr = htole64((uintptr_t)cq->buf);
-	cmd.drv.buf_size = htole32(cq->buf_size);
-	cmd.drv.log_size = htole32(log_size);
+static void rnic_cq_free(struct rnic_cq *cq)
+{
+	rnic_free_ring(cq->buf, cq->buf_size);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+}
 
+static void rnic_cq_fill_cmd(const struct rnic_cq *cq,
+			     struct rnic_ucreate_cq *drv)
+{
+	drv->buf_addr = htole64((uintptr_t)cq->buf);
+	drv->buf_size = htole32(cq->buf_size);
+	drv->log_size = htole32(cq->log_size);
+}
+
+/* The kernel must have made the ring we allocated, not another one. */
+static int rnic_cq_check_resp(struct rnic_context *ctx, struct rnic_cq *cq,
+			      const struct rnic_ucreate_cq_resp *drv)
+{
+	if (le32toh(drv->log_size) != cq->log_size) {
+		verbs_err(&ctx->ibv_ctx,
+			  "kernel made CQ %u with log_size %u, asked %u\n",
+			  le32toh(drv->cqn), le32toh(drv->log_size),
+			  cq->log_size);
+		return EPROTO;
+	}
+	cq->cqn = le32toh(drv->cqn);
+	return 0;
+}
+
+struct ibv_cq *rnic_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct rnic_context *ctx = to_rctx(ibctx);
+	struct rnic_create_cq_resp resp = {};
+	struct rnic_create_cq_cmd cmd = {};
+	struct rnic_cq *cq;
+	int ret;
+
+	cq = rnic_cq_alloc(ctx, cqe);
+	if (!cq)
+		return NULL;
+	rnic_cq_fill_cmd(cq, &cmd.drv);
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
 				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
 	if (ret)
-		goto err_buf;
-
-	if (le32toh(resp.drv.log_size) != log_size) {
-		verbs_err(&ctx->ibv_ctx,
-			  "kernel made CQ %u with log_size %u, asked %u\n",
-			  le32toh(resp.drv.cqn), le32toh(resp.drv.log_size),
-			  log_size);
+		goto err;
+	ret = rnic_cq_check_resp(ctx, cq, &resp.drv);
+	if (ret) {
 		ibv_cmd_destroy_cq(&cq->vcq.cq);
-		ret = EPROTO;
-		goto err_buf;
+		goto err;
 	}
-	cq->cqn = le32toh(resp.drv.cqn);
 	return &cq->vcq.cq;
-
-err_buf:
-	rnic_free_ring(cq->buf, cq->buf_size);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+err:
+	rnic_cq_free(cq);
 	errno = ret;
 	return NULL;
 }
@@ -103,9 +135,7 @@ int rnic_destroy_cq(struct ibv_cq *ibcq)
 	ret = ibv_cmd_destroy_cq(ibcq);
 	if (ret)
 		return ret;
-	rnic_free_ring(cq->buf, cq->buf_size);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	rnic_cq_free(cq);
 	return 0;
 }
 
@@ -258,39 +288,194 @@ static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 	return true;
 }
 
-int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+/*
+ * Consume CQEs until one parses into *wc.  ENOENT when the ring holds no
+ * new entry; invalid entries are consumed and dropped on the way.
+ */
+static int rnic_cq_next_wc(struct rnic_context *ctx, struct rnic_cq *cq,
+			   struct ibv_wc *wc)
 {
-	struct rnic_context *ctx = to_rctx(ibcq->context);
-	struct rnic_cq *cq = to_rcq(ibcq);
 	uint32_t mask = (1u << cq->log_size) - 1;
-	uint32_t start;
-	int n = 0;
 
-	pthread_spin_lock(&cq->lock);
-	start = cq->ci;
-	while (n < ne) {
+	for (;;) {
 		struct rnic_cqe *hw = &cq->cqes[cq->ci & mask];
 		struct rnic_cqe cqe;
 		uint8_t owner;
 
 		owner = *(volatile uint8_t *)&hw->owner;
 		if (!rnic_owner_is_new(owner, cq->ci, cq->log_size))
-			break;
+			return ENOENT;
 		/* The body was written before the owner byte. */
 		udma_from_device_barrier();
 		memcpy(&cqe, hw, sizeof(cqe));
 		cq->ci++;
-		if (rnic_parse_cqe(ctx, cq, &cqe, &wc[n]))
-			n++;
+		if (rnic_parse_cqe(ctx, cq, &cqe, wc))
+			return 0;
 	}
-	if (cq->ci != start) {
-		/* Our reads of the consumed entries come before the device
-		 * may reuse them. */
-		udma_to_device_barrier();
-		*(volatile rnic_le32 *)&cq->dbrec->ci = htole32(cq->ci);
-	}
+}
+
+static void rnic_cq_publish_ci(struct rnic_cq *cq)
+{
+	/* Our reads of the consumed entries come before the device may
+	 * reuse them. */
+	udma_to_device_barrier();
+	*(volatile rnic_le32 *)&cq->dbrec->ci = htole32(cq->ci);
+}
+
+int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct rnic_context *ctx = to_rctx(ibcq->context);
+	struct rnic_cq *cq = to_rcq(ibcq);
+	uint32_t start;
+	int n = 0;
+
+	pthread_spin_lock(&cq->lock);
+	start = cq->ci;
+	while (n < ne && !rnic_cq_next_wc(ctx, cq, &wc[n]))
+		n++;
+	if (cq->ci != start)
+		rnic_cq_publish_ci(cq);
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/* ---- extended CQs: ibv_start_poll / ibv_next_poll / ibv_end_poll ---- */
+
+static inline struct rnic_cq *cqx_to_rcq(struct ibv_cq_ex *cqx)
+{
+	return container_of(cqx, struct rnic_cq, vcq.cq_ex);
+}
+
+static void rnic_cqx_load(struct ibv_cq_ex *cqx, const struct ibv_wc *wc)
+{
+	cqx->wr_id = wc->wr_id;
+	cqx->status = wc->status;
+}
+
+static int rnic_cqx_start_poll(struct ibv_cq_ex *cqx,
+			       struct ibv_poll_cq_attr *attr)
+{
+	struct rnic_cq *cq = cqx_to_rcq(cqx);
+	struct rnic_context *ctx = to_rctx(cqx->context);
+	uint32_t start;
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	start = cq->ci;
+	ret = rnic_cq_next_wc(ctx, cq, &cq->cur);
+	if (ret) {
+		/* No end_poll follows: give back what was dropped. */
+		if (cq->ci != start)
+			rnic_cq_publish_ci(cq);
+		pthread_spin_unlock(&cq->lock);
+		return ret;
+	}
+	rnic_cqx_load(cqx, &cq->cur);
+	return 0;
+}
+
+static int rnic_cqx_next_poll(struct ibv_cq_ex *cqx)
+{
+	struct rnic_cq *cq = cqx_to_rcq(cqx);
+	int ret;
+
+	ret = rnic_cq_next_wc(to_rctx(cqx->context), cq, &cq->cur);
+	if (!ret)
+		rnic_cqx_load(cqx, &cq->cur);
+	return ret;
+}
+
+static void rnic_cqx_end_poll(struct ibv_cq_ex *cqx)
+{
+	struct rnic_cq *cq = cqx_to_rcq(cqx);
+
+	rnic_cq_publish_ci(cq);
+	pthread_spin_unlock(&cq->lock);
+}
+
+/* One reader per field of the completion start/next_poll parsed. */
+#define RNIC_CQX_READER(name, type, field)				\
+	static type rnic_cqx_read_##name(struct ibv_cq_ex *cqx)		\
+	{								\
+		return cqx_to_rcq(cqx)->cur.field;			\
+	}
+
+RNIC_CQX_READER(opcode, enum ibv_wc_opcode, opcode)
+RNIC_CQX_READER(vendor_err, uint32_t, vendor_err)
+RNIC_CQX_READER(wc_flags, unsigned int, wc_flags)
+RNIC_CQX_READER(byte_len, uint32_t, byte_len)
+/* The immediate, or the invalidated rkey: they share the field. */
+RNIC_CQX_READER(imm_data, __be32, imm_data)
+RNIC_CQX_READER(qp_num, uint32_t, qp_num)
+RNIC_CQX_READER(src_qp, uint32_t, src_qp)
+RNIC_CQX_READER(slid, uint32_t, slid)
+RNIC_CQX_READER(sl, uint8_t, sl)
+RNIC_CQX_READER(dlid_path_bits, uint8_t, dlid_path_bits)
+
+struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct rnic_context *ctx = to_rctx(ibctx);
+	struct rnic_create_cq_ex_resp resp = {};
+	struct rnic_create_cq_ex_cmd cmd = {};
+	struct ibv_cq_ex *cqx;
+	struct rnic_cq *cq;
+	int ret;
+
+	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS ||
+	    attr->wc_flags & ~RNIC_CQ_EX_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* Single-threaded use is only a hint; overrun ignoring is not ours. */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
+	    attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = rnic_cq_alloc(ctx, attr->cqe);
+	if (!cq)
+		return NULL;
+	rnic_cq_fill_cmd(cq, &cmd.drv);
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
+	if (ret)
+		goto err;
+	ret = rnic_cq_check_resp(ctx, cq, &resp.drv);
+	if (ret) {
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		goto err;
+	}
+
+	cqx = &cq->vcq.cq_ex;
+	cqx->start_poll = rnic_cqx_start_poll;
+	cqx->next_poll = rnic_cqx_next_poll;
+	cqx->end_poll = rnic_cqx_end_poll;
+	cqx->read_opcode = rnic_cqx_read_opcode;
+	cqx->read_vendor_err = rnic_cqx_read_vendor_err;
+	cqx->read_wc_flags = rnic_cqx_read_wc_flags;
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		cqx->read_byte_len = rnic_cqx_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		cqx->read_imm_data = rnic_cqx_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		cqx->read_qp_num = rnic_cqx_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		cqx->read_src_qp = rnic_cqx_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		cqx->read_slid = rnic_cqx_read_slid;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		cqx->read_sl = rnic_cqx_read_sl;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		cqx->read_dlid_path_bits = rnic_cqx_read_dlid_path_bits;
+	return cqx;
+err:
+	rnic_cq_free(cq);
+	errno = ret;
+	return NULL;
 }
 
 int rnic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

@@ -147,10 +147,18 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 	struct rnic_create_qp_cmd cmd = {};
 	unsigned int sq_log, rq_log;
 	struct rnic_qp *qp;
+	uint32_t comp_mask;
 	int ret;
 
 	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* The mask may be set with no flag in it; no flag is supported. */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -207,8 +215,15 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 		cmd.drv.rq_log_size = rq_log;
 	}
 
+	/*
+	 * The create-flags bit, with no flag in it (checked above), is one the
+	 * non-extended command refuses: hide it for the call.
+	 */
+	comp_mask = attr->comp_mask;
+	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
 	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	attr->comp_mask = comp_mask;
 	if (ret)
 		goto err_rq;
 
