@@ -204,7 +204,10 @@ step_image_final() {
     local f
     for f in "$RNIC_ROOT"/scripts/guest/*; do
         [ -f "$f" ] || continue
-        install -m 0755 "$f" "$r/opt/rnic/bin/"
+        case $f in
+            *.txt) install -m 0644 "$f" "$r/opt/rnic/bin/" ;;
+            *) install -m 0755 "$f" "$r/opt/rnic/bin/" ;;
+        esac
     done
     ln -sfn /opt/rnic/bin "$r/opt/rnic/sbin"
 
