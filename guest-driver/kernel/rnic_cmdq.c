@@ -345,6 +345,24 @@ int rnic_cmd_create_cq(struct rnic_dev *dev, u16 uctx,
 	return err;
 }
 
+int rnic_cmd_resize_cq(struct rnic_dev *dev, u16 uctx,
+		       const struct rnic_cmd_resize_cq *in, u32 *entries,
+		       u32 *moved)
+{
+	struct rnic_cmd_resp resp;
+	struct rnic_cmd cmd;
+	int err;
+
+	rnic_cmd_init(&cmd, RNIC_CMD_RESIZE_CQ, uctx);
+	cmd.u.resize_cq = *in;
+	err = rnic_cmd_exec(dev, &cmd, &resp);
+	if (!err) {
+		*entries = le32_to_cpu(resp.out[RNIC_OUT_ENTRIES]);
+		*moved = le32_to_cpu(resp.out[RNIC_OUT_MOVED]);
+	}
+	return err;
+}
+
 int rnic_cmd_destroy_cq(struct rnic_dev *dev, u16 uctx, u32 cqn)
 {
 	return rnic_cmd_handle_op(dev, RNIC_CMD_DESTROY_CQ, uctx, cqn);

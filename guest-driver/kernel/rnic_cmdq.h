@@ -46,6 +46,9 @@ int rnic_cmd_destroy_pd(struct rnic_dev *dev, u16 uctx, u32 pdn);
 int rnic_cmd_create_cq(struct rnic_dev *dev, u16 uctx,
 		       const struct rnic_cmd_create_cq *in, u32 *cqn,
 		       u32 *entries);
+int rnic_cmd_resize_cq(struct rnic_dev *dev, u16 uctx,
+		       const struct rnic_cmd_resize_cq *in, u32 *entries,
+		       u32 *moved);
 int rnic_cmd_destroy_cq(struct rnic_dev *dev, u16 uctx, u32 cqn);
 int rnic_cmd_create_qp(struct rnic_dev *dev, u16 uctx,
 		       const struct rnic_cmd_create_qp *in, u32 *qpn);

@@ -514,6 +514,57 @@ static int rnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 /* ---- completion queues ---- */
 
+static u32 rnic_max_cqe(struct rnic_dev *dev)
+{
+	return min_t(u32, le32_to_cpu(dev->hw.max_cqe),
+		     1u << RNIC_CQ_MAX_LOG_SIZE);
+}
+
+/*
+ * Pins the ring a provider allocated for a CQ of at least 'cqe' entries
+ * (a dbrec page, then the CQEs) and describes it for the device.  The
+ * caller frees *pbuf once the command is done and owns *umem.
+ */
+static int rnic_cq_pin_user(struct rnic_dev *dev, struct ib_udata *udata,
+			    int cqe, u32 *log_size, struct ib_umem **umem,
+			    struct rnic_pbl *ring, struct rnic_pbl_buf *pbuf)
+{
+	struct rnic_ucreate_cq ucmd = {};
+	u32 size, npages, log;
+	u64 addr;
+	int err;
+
+	if (udata->inlen < sizeof(ucmd))
+		return -EINVAL;
+	err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
+	if (err)
+		return err;
+	addr = le64_to_cpu(ucmd.buf_addr);
+	size = le32_to_cpu(ucmd.buf_size);
+	log = le32_to_cpu(ucmd.log_size);
+	if (log < 1 || log > RNIC_CQ_MAX_LOG_SIZE ||
+	    (1u << log) > rnic_max_cqe(dev) || (1u << log) <= cqe ||
+	    !PAGE_ALIGNED(addr))
+		return -EINVAL;
+	npages = 1 + DIV_ROUND_UP(RNIC_CQE_SIZE << log, RNIC_RING_PAGE);
+	if (size < (u64)npages * RNIC_RING_PAGE)
+		return -EINVAL;
+	*umem = ib_umem_get(&dev->ibdev, addr, size, IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(*umem)) {
+		err = PTR_ERR(*umem);
+		*umem = NULL;
+		return err;
+	}
+	err = rnic_build_ring_pbl(dev, *umem, npages, ring, pbuf);
+	if (err) {
+		ib_umem_release(*umem);
+		*umem = NULL;
+		return err;
+	}
+	*log_size = log;
+	return 0;
+}
+
 static int rnic_create_cq_udata(struct ib_cq *ibcq,
 				const struct ib_cq_init_attr *attr,
 				struct ib_udata *udata)
@@ -522,52 +573,24 @@ static int rnic_create_cq_udata(struct ib_cq *ibcq,
 	struct rnic_cq *cq = to_rcq(ibcq);
 	struct rnic_cmd_create_cq cmd = {};
 	struct rnic_pbl_buf pbuf = {};
-	u32 max_cqe = min_t(u32, le32_to_cpu(dev->hw.max_cqe),
-			    1u << RNIC_CQ_MAX_LOG_SIZE);
-	u32 entries, npages;
+	u32 entries;
 	int err;
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (attr->cqe < 1 || attr->cqe >= max_cqe)
+	if (attr->cqe < 1 || attr->cqe >= rnic_max_cqe(dev))
 		return -EINVAL;
 
 	spin_lock_init(&cq->lock);
 	cq->uctx = rnic_udata_uctx(udata);
 
 	if (udata) {
-		struct rnic_ucreate_cq ucmd = {};
 		struct rnic_ucreate_cq_resp uresp = {};
-		u64 addr;
-		u32 size;
 
-		if (udata->inlen < sizeof(ucmd))
-			return -EINVAL;
-		err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
+		err = rnic_cq_pin_user(dev, udata, attr->cqe, &cq->log_size,
+				       &cq->umem, &cmd.ring, &pbuf);
 		if (err)
 			return err;
-		addr = le64_to_cpu(ucmd.buf_addr);
-		size = le32_to_cpu(ucmd.buf_size);
-		cq->log_size = le32_to_cpu(ucmd.log_size);
-		if (cq->log_size < 1 || cq->log_size > RNIC_CQ_MAX_LOG_SIZE ||
-		    (1u << cq->log_size) > max_cqe ||
-		    !PAGE_ALIGNED(addr))
-			return -EINVAL;
-		npages = 1 + DIV_ROUND_UP(RNIC_CQE_SIZE << cq->log_size,
-					  RNIC_RING_PAGE);
-		if (size < (u64)npages * RNIC_RING_PAGE)
-			return -EINVAL;
-		cq->umem = ib_umem_get(ibcq->device, addr, size,
-				       IB_ACCESS_LOCAL_WRITE);
-		if (IS_ERR(cq->umem)) {
-			err = PTR_ERR(cq->umem);
-			cq->umem = NULL;
-			return err;
-		}
-		err = rnic_build_ring_pbl(dev, cq->umem, npages, &cmd.ring,
-					  &pbuf);
-		if (err)
-			goto err_umem;
 		cmd.log_size = cq->log_size;
 		cmd.eqn = cpu_to_le32(rnic_comp_eqn(dev, attr->comp_vector));
 		err = rnic_cmd_create_cq(dev, cq->uctx, &cmd, &cq->cqn,
@@ -584,7 +607,7 @@ static int rnic_create_cq_udata(struct ib_cq *ibcq,
 			goto err_destroy;
 	} else {
 		cq->log_size = max_t(u32, 1, order_base_2(attr->cqe + 1));
-		if ((1u << cq->log_size) > max_cqe)
+		if ((1u << cq->log_size) > rnic_max_cqe(dev))
 			return -EINVAL;
 		err = rnic_kring_alloc(dev, &cq->kring, RNIC_CQ_DBREC_PAGE_SIZE +
 				       (RNIC_CQE_SIZE << cq->log_size));
@@ -615,6 +638,50 @@ err_umem:
 		ib_umem_release(cq->umem);
 	cq->umem = NULL;
 	return err;
+}
+
+/*
+ * The device carries the unpolled CQEs over to the new ring.  The
+ * provider holds its CQ lock across the call, so nobody polls the old
+ * ring meanwhile.  Kernel CQs would need the same swap under the poller's
+ * lock and no ULP asks for it: they are refused.
+ */
+static int rnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct rnic_dev *dev = to_rdev(ibcq->device);
+	struct rnic_cq *cq = to_rcq(ibcq);
+	struct rnic_ucreate_cq_resp uresp = {};
+	struct rnic_cmd_resize_cq cmd = {};
+	struct rnic_pbl_buf pbuf = {};
+	struct ib_umem *umem;
+	u32 log_size, entries, moved;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe >= rnic_max_cqe(dev))
+		return -EINVAL;
+	err = rnic_cq_pin_user(dev, udata, cqe, &log_size, &umem, &cmd.ring,
+			       &pbuf);
+	if (err)
+		return err;
+	cmd.log_size = log_size;
+	cmd.cqn = cpu_to_le32(cq->cqn);
+	err = rnic_cmd_resize_cq(dev, cq->uctx, &cmd, &entries, &moved);
+	rnic_free_pbl(dev, &pbuf);
+	if (err) {
+		ib_umem_release(umem);
+		return err;
+	}
+	ib_umem_release(cq->umem);
+	cq->umem = umem;
+	cq->log_size = log_size;
+	ibcq->cqe = (1u << log_size) - 1;
+
+	uresp.cqn = cpu_to_le32(cq->cqn);
+	uresp.log_size = cpu_to_le32(log_size);
+	return ib_copy_to_udata(udata, &uresp,
+				min(udata->outlen, sizeof(uresp)));
 }
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
@@ -952,6 +1019,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.query_srq = rnic_query_srq,
 	.reg_user_mr = rnic_reg_user_mr,
 	.req_notify_cq = rnic_req_notify_cq,
+	.resize_cq = rnic_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, rnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rnic_cq, ibcq),

@@ -228,6 +228,7 @@ enum rnic_cmd_opcode {
     RNIC_CMD_DESTROY_PD     = 0x11,
     RNIC_CMD_CREATE_CQ      = 0x20,
     RNIC_CMD_DESTROY_CQ     = 0x21,
+    RNIC_CMD_RESIZE_CQ      = 0x22,
     RNIC_CMD_CREATE_QP      = 0x30,
     RNIC_CMD_DESTROY_QP     = 0x31,
     RNIC_CMD_MODIFY_QP      = 0x32,
@@ -399,6 +400,23 @@ struct rnic_cmd_create_cq {
     struct rnic_pbl ring;
 };
 RNIC_SIZE_CHECK(struct rnic_cmd_create_cq, 24);
+
+/*
+ * RESIZE_CQ moves a CQ to a new ring (same layout as CREATE_CQ's).  The
+ * CQEs not yet consumed (from the ci in the old ring's dbrec up to the
+ * device's pi) are copied to entries 0.. of the new ring, whose consumer
+ * index starts at 0; RNIC_OUT_MOVED tells how many.  PARAM when they do
+ * not fit, STATE after an overrun.  The old ring is the driver's again
+ * once the command completes.
+ */
+struct rnic_cmd_resize_cq {
+    uint8_t log_size;
+    uint8_t rsvd_1;
+    rnic_le16 rsvd_2;
+    rnic_le32 cqn;
+    struct rnic_pbl ring;
+};
+RNIC_SIZE_CHECK(struct rnic_cmd_resize_cq, 24);
 
 enum rnic_qp_type {
     RNIC_QPT_RC = 1,
@@ -586,6 +604,7 @@ RNIC_SIZE_CHECK(struct rnic_cmd_resp, 32);
 #define RNIC_OUT_RKEY       1   /* REG_MR */
 #define RNIC_OUT_ENTRIES    1   /* CQ/QP-SQ/SRQ: entries made */
 #define RNIC_OUT_RQ_ENTRIES 2   /* CREATE_QP */
+#define RNIC_OUT_MOVED      2   /* RESIZE_CQ: CQEs carried to the new ring */
 /*
  * QUERY_SRQ answers in out[] (no out_addr buffer): the limit, the number
  * of entries and max_sge.
@@ -606,6 +625,7 @@ struct rnic_cmd {
         struct rnic_cmd_eq eq;
         struct rnic_cmd_handle handle;
         struct rnic_cmd_create_cq create_cq;
+        struct rnic_cmd_resize_cq resize_cq;
         struct rnic_cmd_create_qp create_qp;
         struct rnic_cmd_modify_qp modify_qp;
         struct rnic_cmd_reg_mr reg_mr;

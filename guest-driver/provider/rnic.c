@@ -177,6 +177,7 @@ static const struct verbs_context_ops rnic_ctx_ops = {
 	.query_srq = rnic_query_srq,
 	.reg_mr = rnic_reg_mr,
 	.req_notify_cq = rnic_req_notify_cq,
+	.resize_cq = rnic_resize_cq,
 };
 
 /* The limits create_qp/create_cq/create_srq validate against. */

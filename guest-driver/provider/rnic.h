@@ -40,6 +40,16 @@ struct rnic_create_cq_resp {
 	struct rnic_ucreate_cq_resp drv;
 };
 
+struct rnic_resize_cq_cmd {
+	struct ibv_resize_cq ibv_cmd;
+	struct rnic_ucreate_cq drv;
+};
+
+struct rnic_resize_cq_resp {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct rnic_ucreate_cq_resp drv;
+};
+
 struct rnic_create_cq_ex_cmd {
 	struct ibv_create_cq_ex ibv_cmd;
 	struct rnic_ucreate_cq drv;
@@ -210,6 +220,7 @@ struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe,
 			      int comp_vector);
 struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ctx,
 				    struct ibv_cq_init_attr_ex *attr);
+int rnic_resize_cq(struct ibv_cq *cq, int cqe);
 int rnic_destroy_cq(struct ibv_cq *cq);
 int rnic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int rnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);

@@ -21,22 +21,36 @@
 /* What an extended CQ can report: the device has no clock and no tags. */
 #define RNIC_CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
 
+/* A ring for at least 'cqe' CQEs, into cq's ring fields; an errno. */
+static int rnic_cq_ring_alloc(struct rnic_context *ctx, int cqe,
+			      struct rnic_cq *cq)
+{
+	unsigned int log_size;
+
+	if (cqe <= 0 || (uint32_t)cqe > ctx->max_cqe)
+		return EINVAL;
+	/* At least one entry more than asked for, rounded to a power of 2. */
+	log_size = rnic_log2_ceil((uint32_t)cqe + 1);
+	if (log_size > RNIC_CQ_MAX_LOG_SIZE)
+		return EINVAL;
+	cq->log_size = log_size;
+	cq->buf_size = align(RNIC_CQ_DBREC_PAGE_SIZE +
+				     ((size_t)RNIC_CQE_SIZE << log_size),
+			     RNIC_PAGE_SIZE);
+	cq->buf = rnic_alloc_ring(cq->buf_size);
+	if (!cq->buf)
+		return ENOMEM;
+	cq->dbrec = cq->buf;
+	cq->cqes = (struct rnic_cqe *)((uint8_t *)cq->buf +
+				       RNIC_CQ_DBREC_PAGE_SIZE);
+	return 0;
+}
+
 /* The CQ buffer and bookkeeping; the caller creates the kernel object. */
 static struct rnic_cq *rnic_cq_alloc(struct rnic_context *ctx, int cqe)
 {
 	struct rnic_cq *cq;
-	unsigned int log_size;
-
-	if (cqe <= 0 || (uint32_t)cqe > ctx->max_cqe) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/* At least one entry more than asked for, rounded to a power of 2. */
-	log_size = rnic_log2_ceil((uint32_t)cqe + 1);
-	if (log_size > RNIC_CQ_MAX_LOG_SIZE) {
-		errno = EINVAL;
-		return NULL;
-	}
+	int ret;
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
@@ -48,21 +62,13 @@ static struct rnic_cq *rnic_cq_alloc(struct rnic_context *ctx, int cqe)
 		errno = ENOMEM;
 		return NULL;
 	}
-
-	cq->log_size = log_size;
-	cq->buf_size = align(RNIC_CQ_DBREC_PAGE_SIZE +
-				     ((size_t)RNIC_CQE_SIZE << log_size),
-			     RNIC_PAGE_SIZE);
-	cq->buf = rnic_alloc_ring(cq->buf_size);
-	if (!cq->buf) {
+	ret = rnic_cq_ring_alloc(ctx, cqe, cq);
+	if (ret) {
 		pthread_spin_destroy(&cq->lock);
 		free(cq);
-		errno = ENOMEM;
+		errno = ret;
 		return NULL;
 	}
-	cq->dbrec = cq->buf;
-	cq->cqes = (struct rnic_cqe *)((uint8_t *)cq->buf +
-				       RNIC_CQ_DBREC_PAGE_SIZE);
 	return cq;
 }
 
@@ -125,6 +131,51 @@ err:
 	rnic_cq_free(cq);
 	errno = ret;
 	return NULL;
+}
+
+/*
+ * The device copies the CQEs not yet polled to the start of the new ring;
+ * holding the lock across the command keeps pollers off the old one.
+ */
+int rnic_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct rnic_context *ctx = to_rctx(ibcq->context);
+	struct rnic_cq *cq = to_rcq(ibcq);
+	struct rnic_resize_cq_resp resp = {};
+	struct rnic_resize_cq_cmd cmd = {};
+	struct rnic_cq nr = {};
+	int ret;
+
+	ret = rnic_cq_ring_alloc(ctx, cqe, &nr);
+	if (ret)
+		return ret;
+	rnic_cq_fill_cmd(&nr, &cmd.drv);
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (!ret && le32toh(resp.drv.log_size) != nr.log_size) {
+		/* The device may already use the new ring: keep both. */
+		verbs_err(&ctx->ibv_ctx,
+			  "kernel resized CQ %u to log_size %u, asked %u\n",
+			  cq->cqn, le32toh(resp.drv.log_size), nr.log_size);
+		pthread_spin_unlock(&cq->lock);
+		return EPROTO;
+	}
+	if (ret) {
+		pthread_spin_unlock(&cq->lock);
+		rnic_free_ring(nr.buf, nr.buf_size);
+		return ret;
+	}
+	rnic_free_ring(cq->buf, cq->buf_size);
+	cq->buf = nr.buf;
+	cq->buf_size = nr.buf_size;
+	cq->dbrec = nr.dbrec;
+	cq->cqes = nr.cqes;
+	cq->log_size = nr.log_size;
+	cq->ci = 0;
+	pthread_spin_unlock(&cq->lock);
+	return 0;
 }
 
 int rnic_destroy_cq(struct ibv_cq *ibcq)

@@ -628,6 +628,57 @@ static uint8_t cmd_destroy_cq(RnicCmdCtx *c)
     return RNIC_CMD_OK;
 }
 
+static uint8_t cmd_resize_cq(RnicCmdCtx *c)
+{
+    RnicState *s = c->s;
+    const struct rnic_cmd_resize_cq *q = &c->cmd->u.resize_cq;
+    uint32_t cqn = le32_to_cpu(q->cqn);
+    RnicPbl old;
+    RnicRing ring = {};
+    uint32_t moved = 0;
+    RnicCQ *cq;
+    uint8_t st;
+    int ret;
+
+    if (q->rsvd_1 || q->rsvd_2) {
+        return rnic_cmd_err_rsvd(c, "resize_cq");
+    }
+    st = rnic_cmd_get_cq(c, cqn);
+    if (st) {
+        return st;
+    }
+    cq = &s->cq[cqn];
+    if (cq->overrun) {
+        return rnic_cmd_err_state(c, "CQ overrun", cqn);
+    }
+    if (q->log_size < 1 || q->log_size > RNIC_CQ_MAX_LOG_SIZE ||
+        (1u << q->log_size) > s->prop.max_cqe) {
+        return rnic_cmd_err_param(c, "CQ log_size", q->log_size,
+                                  s->prop.max_cqe);
+    }
+    st = rnic_cmd_load_ring(c, &q->ring, q->log_size, RNIC_CQE_SIZE,
+                            RNIC_CQ_DBREC_PAGE_SIZE / RNIC_RING_PAGE, &ring);
+    if (st) {
+        return st;
+    }
+    old = cq->ring.pbl;
+    ret = rnic_cq_move(s, cq, &ring, &moved);
+    if (ret) {
+        rnic_pbl_free(s, &ring.pbl);
+        if (ret == -E2BIG) {
+            return rnic_cmd_err_param(c, "CQ log_size below its CQEs",
+                                      q->log_size, cq->pi - cq->ci);
+        }
+        /* Which page failed was traced by the ring access. */
+        return rnic_cmd_err_dma(c, 0);
+    }
+    rnic_pbl_free(s, &old);
+    c->out[RNIC_OUT_ENTRIES] = 1u << q->log_size;
+    c->out[RNIC_OUT_MOVED] = moved;
+    trace_rnic_cq_resize(cqn, 1u << q->log_size, moved);
+    return RNIC_CMD_OK;
+}
+
 /* ---- shared receive queues ---- */
 
 static uint8_t cmd_create_srq(RnicCmdCtx *c)
@@ -965,6 +1016,7 @@ static const RnicCmdDesc rnic_cmds[256] = {
     [RNIC_CMD_DEREG_MR] = { "DEREG_MR", cmd_dereg_mr },
     [RNIC_CMD_CREATE_SRQ] = { "CREATE_SRQ", cmd_create_srq },
     [RNIC_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", cmd_destroy_srq },
+    [RNIC_CMD_RESIZE_CQ] = { "RESIZE_CQ", cmd_resize_cq },
     [RNIC_CMD_MODIFY_SRQ] = { "MODIFY_SRQ", cmd_modify_srq },
     [RNIC_CMD_QUERY_SRQ] = { "QUERY_SRQ", cmd_query_srq },
     [RNIC_CMD_ALLOC_MW] = { "ALLOC_MW", cmd_alloc_mw },

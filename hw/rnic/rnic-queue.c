@@ -234,6 +234,44 @@ bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
 }
 
 /*
+ * Carries the CQEs not yet consumed over to 'ring', as its entries 0..n-1
+ * with the new ring's owner bits, and makes it the CQ's ring; the caller
+ * frees the old page list.  Nothing changes on failure: -E2BIG when the
+ * entries do not fit, -EIO when a ring cannot be accessed.
+ */
+int rnic_cq_move(RnicState *s, RnicCQ *cq, const RnicRing *ring,
+                 uint32_t *moved)
+{
+    uint32_t n, k;
+
+    rnic_cq_refresh_ci(s, cq);
+    n = cq->pi - cq->ci;
+    if (n > (1u << ring->log_size)) {
+        return -E2BIG;
+    }
+    for (k = 0; k < n; k++) {
+        uint8_t owner = rnic_owner_bit(k, ring->log_size);
+        struct rnic_cqe e;
+
+        if (!rnic_ring_read(s, &cq->ring, cq->ci + k, &e, sizeof(e))) {
+            return -EIO;
+        }
+        /* As in rnic_cq_post: the owner byte goes last. */
+        if (!rnic_ring_write(s, ring, k, 0, &e,
+                             offsetof(struct rnic_cqe, owner)) ||
+            !rnic_ring_write(s, ring, k, offsetof(struct rnic_cqe, owner),
+                             &owner, 1)) {
+            return -EIO;
+        }
+    }
+    cq->ring = *ring;
+    cq->pi = n;
+    cq->ci = 0;
+    *moved = n;
+    return 0;
+}
+
+/*
  * Moves every QP of an overrun CQ to ERR, a slice of the QP table per
  * run; the flushes themselves happen in each QP's budgeted run.
  */

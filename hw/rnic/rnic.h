@@ -330,6 +330,8 @@ void rnic_bh(void *opaque);
 void rnic_qp_schedule(RnicState *s, RnicQP *qp);
 /* Writes one CQE (fields in host order, owner set here); false if full. */
 bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *cqe);
+int rnic_cq_move(RnicState *s, RnicCQ *cq, const RnicRing *ring,
+                 uint32_t *moved);
 void rnic_eq_post(RnicState *s, uint32_t eqn, uint8_t type, uint32_t obj,
                   uint32_t data);
 void rnic_irq(RnicState *s, unsigned vector);

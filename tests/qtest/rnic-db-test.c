@@ -311,6 +311,89 @@ static void test_db_eq_bad(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 5);
 }
 
+/* ---- CQ resize ---- */
+
+/* Posts 'n' SENDs with wr_id first.. on a QP in ERR: each is flushed. */
+static void flush_sends(Env *e, uint64_t first, uint32_t n)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint32_t i;
+
+    rt_sge_of(&sge, &e->mr, 0, 8);
+    for (i = 0; i < n; i++) {
+        rt_send_wqe(&w, first + i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e->r, &e->qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e->r, &e->qp);
+}
+
+static void expect_flushed(Env *e, QRnicCq *cq, uint64_t first, uint32_t n)
+{
+    struct rnic_cqe cqe;
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        g_assert_true(qrnic_cq_wait(e->r, cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_WR_FLUSH_ERR);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, first + i);
+    }
+}
+
+/*
+ * RESIZE_CQ carries the CQEs not yet consumed to the new ring, in order,
+ * refuses a ring too small for them, and later CQEs land in the new ring.
+ */
+static void test_cq_resize(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_qp_attr a;
+    struct rnic_cmd cmd;
+    uint32_t moved = 0, out[6];
+    uint64_t errs;
+    QRnicCq cq;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_init_qp_on_cq(&e, &cq, 3, 4);
+    rt_attr_for(&a, RNIC_QPS_ERR);
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, RNIC_QP_ATTR_STATE, &a),
+                     ==, RNIC_CMD_OK);
+    flush_sends(&e, 100, 6);
+    /* Two consumed, four left in the ring. */
+    expect_flushed(&e, &cq, 100, 2);
+
+    errs = rt_guest_errs(e.r);
+    g_assert_cmpuint(qrnic_resize_cq(e.r, &cq, 1, &moved), ==,
+                     RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, errs + 1);
+    /* The refused resize changed nothing. */
+    expect_flushed(&e, &cq, 102, 1);
+
+    g_assert_cmpuint(qrnic_resize_cq(e.r, &cq, 4, &moved), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(moved, ==, 3);
+    expect_flushed(&e, &cq, 103, 3);
+    rt_assert_cq_empty(&e, &cq);
+
+    /* Shrinking works as long as what is left fits. */
+    flush_sends(&e, 200, 2);
+    g_assert_cmpuint(qrnic_resize_cq(e.r, &cq, 1, &moved), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(moved, ==, 2);
+    expect_flushed(&e, &cq, 200, 2);
+    flush_sends(&e, 300, 2);
+    expect_flushed(&e, &cq, 300, 2);
+    rt_assert_cq_empty(&e, &cq);
+
+    /* No such CQ; a bad ring description. */
+    qrnic_cmd_init(&cmd, RNIC_CMD_RESIZE_CQ);
+    cmd.u.resize_cq.log_size = 2;
+    cmd.u.resize_cq.cqn = cpu_to_le32(999);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_HANDLE);
+    cmd.u.resize_cq.cqn = cpu_to_le32(cq.cqn);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_PARAM);
+    cmd.u.resize_cq.rsvd_1 = 1;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_PARAM);
+}
+
 /* ---- registration ---- */
 
 static void register_rnic_db_test(void)
@@ -324,6 +407,7 @@ static void register_rnic_db_test(void)
     rt_add("db-srq-bad", test_db_srq_bad);
     rt_add("db-cq-bad", test_db_cq_bad);
     rt_add("db-eq-bad", test_db_eq_bad);
+    rt_add("cq-resize", test_cq_resize);
 }
 
 libqos_init(register_rnic_db_test);

@@ -267,7 +267,7 @@ static uint32_t cq_count_written(QRnic *r, QRnicCq *cq)
     return i;
 }
 
-/* Flushing 4095 WQEs is spread over bottom-half runs, and complete. */
+/* Flushing 4095 WQEs through the budgeted bottom half completes. */
 static void test_flush_budget(void *obj, void *data, QGuestAllocator *alloc)
 {
     Env e;
@@ -279,11 +279,7 @@ static void test_flush_budget(void *obj, void *data, QGuestAllocator *alloc)
     QRnicCq cq;
 
     rt_env_basic(&e, obj, data);
-    g_assert_cmpuint(qrnic_create_cq(e.r, &cq, 13, 0), ==, RNIC_CMD_OK);
-    g_assert_cmpuint(qrnic_create_qp(e.r, &e.qp, RNIC_QPT_RC, e.pdn, cq.cqn,
-                                     e.cq.cqn, 12, 4), ==, RNIC_CMD_OK);
-    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_INIT, MASK_TO_INIT), ==,
-                     RNIC_CMD_OK);
+    rt_env_init_qp_on_cq(&e, &cq, 13, 12);
     rt_sge_of(&sge, &e.mr, 0, 8);
     for (i = 0; i < n; i++) {
         rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
@@ -293,10 +289,23 @@ static void test_flush_budget(void *obj, void *data, QGuestAllocator *alloc)
     rt_attr_for(&a, RNIC_QPS_ERR);
     g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, RNIC_QP_ATTR_STATE, &a),
                      ==, RNIC_CMD_OK);
+    /*
+     * Usually only part of the flush is visible by now.  Not asserted: the
+     * main loop keeps running bottom halves while this process waits for
+     * the CPU, so on a loaded host the whole flush can be done already.
+     */
     seen = cq_count_written(e.r, &cq);
     g_test_message("%u of %u flushed when MODIFY_QP completed", seen, n);
-    g_assert_cmpuint(seen, <, n);
-    for (i = 0; i < 5000 && cq_count_written(e.r, &cq) < n; i++) {
+    /* One CQE per look: reading the whole ring each time is slow. */
+    for (i = 0; i < 5000; i++) {
+        struct rnic_cqe last;
+
+        qtest_memread(qrnic_qts(e.r),
+                      cq.buf + QRNIC_PAGE + (n - 1) * sizeof(last), &last,
+                      sizeof(last));
+        if (last.owner & RNIC_CQE_OWNER) {
+            break;
+        }
         g_usleep(1000);
     }
     g_assert_cmpuint(cq_count_written(e.r, &cq), ==, n);

@@ -422,6 +422,21 @@ void rt_env_rc_qp(Env *e, uint8_t state)
     rt_qp_up(e, &e->qp, state);
 }
 
+/*
+ * A CQ of 1 << cq_log entries in @scq, and the env's RC QP in INIT with
+ * @scq as its send CQ and an SQ of 1 << sq_log WQEs.
+ */
+void rt_env_init_qp_on_cq(Env *e, QRnicCq *scq, unsigned cq_log,
+                          unsigned sq_log)
+{
+    g_assert_cmpuint(qrnic_create_cq(e->r, scq, cq_log, 0), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_qp(e->r, &e->qp, RNIC_QPT_RC, e->pdn,
+                                     scq->cqn, e->cq.cqn, sq_log, 4),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(e, &e->qp, RNIC_QPS_INIT, MASK_TO_INIT),
+                     ==, RNIC_CMD_OK);
+}
+
 void rt_qp_up(Env *e, QRnicQp *qp, uint8_t state)
 {
     if (state >= RNIC_QPS_INIT) {

@@ -150,6 +150,8 @@ void rt_attr_for(struct rnic_qp_attr *a, uint8_t state);
 uint8_t rt_qp_modify(Env *e, QRnicQp *qp, uint8_t state, uint32_t mask);
 void rt_env_rc_qp(Env *e, uint8_t state);
 /* RESET -> INIT -> RTR -> RTS with the test attributes, up to 'state'. */
+void rt_env_init_qp_on_cq(Env *e, QRnicCq *scq, unsigned cq_log,
+                          unsigned sq_log);
 void rt_qp_up(Env *e, QRnicQp *qp, uint8_t state);
 uint8_t rt_qp_state(Env *e, QRnicQp *qp);
 void rt_sge_of(struct rnic_sge *sge, QRnicMr *mr, uint64_t off,

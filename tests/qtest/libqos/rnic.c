@@ -290,6 +290,31 @@ uint8_t qrnic_create_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
     return st;
 }
 
+uint8_t qrnic_resize_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
+                        uint32_t *moved)
+{
+    uint32_t npages = 1 + qrnic_pages((uint64_t)RNIC_CQE_SIZE << log_size);
+    uint64_t buf = qrnic_alloc(r, npages * QRNIC_PAGE);
+    struct rnic_cmd cmd;
+    uint32_t out[6];
+    uint8_t st;
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_RESIZE_CQ);
+    cmd.u.resize_cq.log_size = log_size;
+    cmd.u.resize_cq.cqn = cpu_to_le32(cq->cqn);
+    qrnic_pbl(&cmd.u.resize_cq.ring, buf, npages);
+    st = qrnic_cmd(r, &cmd, out);
+    if (st == RNIC_CMD_OK) {
+        g_assert_cmpuint(out[RNIC_OUT_ENTRIES], ==, 1u << log_size);
+        cq->log_size = log_size;
+        cq->buf = buf;
+        cq->npages = npages;
+        cq->ci = 0;
+        *moved = out[RNIC_OUT_MOVED];
+    }
+    return st;
+}
+
 uint8_t qrnic_create_qp(QRnic *r, QRnicQp *qp, uint8_t type,
                         uint32_t pdn, uint32_t send_cqn, uint32_t recv_cqn,
                         unsigned sq_log_size, unsigned rq_log_size)

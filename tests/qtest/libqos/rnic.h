@@ -132,6 +132,9 @@ uint8_t qrnic_create_eq(QRnic *r, QRnicEq *eq, uint32_t eqn,
 uint8_t qrnic_create_pd(QRnic *r, uint16_t uctx, uint32_t *pdn);
 uint8_t qrnic_create_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
                         uint32_t eqn);
+/* On success the CQ is the new ring's, consumer index 0. */
+uint8_t qrnic_resize_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
+                        uint32_t *moved);
 uint8_t qrnic_create_qp(QRnic *r, QRnicQp *qp, uint8_t type,
                         uint32_t pdn, uint32_t send_cqn, uint32_t recv_cqn,
                         unsigned sq_log_size, unsigned rq_log_size);
