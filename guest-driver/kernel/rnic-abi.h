@@ -743,7 +743,16 @@ RNIC_SIZE_CHECK(struct rnic_send_wqe, 64);
  *   remote_addr = iova, rkey = new key, imm_inv = access flags,
  *   compare_add = DMA address of an LE64 page array, inline_len = npages,
  *   swap = length, rsvd_11 = page_shift.
- * LOCAL_INV and SEND_INV: imm_inv = the key to invalidate.
+ * LOCAL_INV and SEND_INV: imm_inv = the key to invalidate (an MR's, or a
+ * type 2 window's).
+ * BIND_MW overlay (RC and UC QPs):
+ *   rkey = the window's rkey with its new key byte, imm_inv = its access
+ *   (RNIC_ACCESS_REMOTE_* only), remote_addr = va, swap = length,
+ *   compare_add = lkey of the MR (it needs RNIC_ACCESS_MW_BIND, and local
+ *   write for remote write or atomic).  A zero length unbinds a type 1
+ *   window; a type 2 window must be unbound (invalidated) first.  Failures
+ *   complete with RNIC_WC_MW_BIND_ERR.
+ * Window rkeys are never MR keys; DEALLOC_MW takes the rkey as handle.
  */
 
 struct rnic_recv_wqe {

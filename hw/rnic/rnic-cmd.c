@@ -282,7 +282,8 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
     a.cap_flags = cpu_to_le32(RNIC_DEV_CAP_RC | RNIC_DEV_CAP_UC |
                               RNIC_DEV_CAP_UD | RNIC_DEV_CAP_SRQ |
                               RNIC_DEV_CAP_ATOMIC | RNIC_DEV_CAP_FAST_REG |
-                              RNIC_DEV_CAP_INLINE);
+                              RNIC_DEV_CAP_INLINE |
+                              (s->prop.max_mw ? RNIC_DEV_CAP_MW : 0));
     a.max_mr_pages = cpu_to_le32(s->prop.max_mr_pages);
     a.max_host_mem_mb = cpu_to_le32(MIN(s->prop.max_host_mem / MiB,
                                         UINT32_MAX));
@@ -408,6 +409,11 @@ static bool uctx_in_use(RnicState *s, uint16_t u)
     }
     for (i = 1; i <= s->prop.max_srq; i++) {
         if (s->srq[i].valid && s->srq[i].uctx == u) {
+            return true;
+        }
+    }
+    for (i = 1; i <= s->prop.max_mw; i++) {
+        if (s->mw[i].valid && s->mw[i].uctx == u) {
             return true;
         }
     }
@@ -949,6 +955,9 @@ static uint8_t cmd_dereg_mr(RnicCmdCtx *c)
         return st;
     }
     mr = &s->mr[idx];
+    if (mr->mw_refs) {
+        return rnic_cmd_err_busy(c, "MR", idx, mr->mw_refs);
+    }
     if (mr->pdn <= s->prop.max_pd && s->pd[mr->pdn].refcnt) {
         s->pd[mr->pdn].refcnt--;
     }
@@ -965,27 +974,72 @@ static uint8_t cmd_dereg_mr(RnicCmdCtx *c)
 
 static uint8_t cmd_alloc_mw(RnicCmdCtx *c)
 {
+    RnicState *s = c->s;
     const struct rnic_cmd_alloc_mw *m = &c->cmd->u.alloc_mw;
+    uint32_t pdn = le32_to_cpu(m->pdn);
+    uint32_t i, rkey;
+    RnicMW *mw;
     uint8_t st;
 
     if (!rnic_cmd_rsvd_zero(m->rsvd_5, sizeof(m->rsvd_5))) {
         return rnic_cmd_err_rsvd(c, "rsvd_5");
     }
-    st = rnic_cmd_get_pd(c, le32_to_cpu(m->pdn));
+    st = rnic_cmd_get_pd(c, pdn);
     if (st) {
         return st;
     }
     if (m->type != 1 && m->type != 2) {
         return rnic_cmd_err_param(c, "MW type", m->type, 2);
     }
-    trace_rnic_err_cmd_not_supp(c->op);
-    return RNIC_CMD_ERR_NOT_SUPP;
+    for (i = 1; i <= s->prop.max_mw; i++) {
+        if (!s->mw[i].valid) {
+            break;
+        }
+    }
+    if (i > s->prop.max_mw) {
+        return rnic_cmd_err_resource(c, "MW");
+    }
+    mw = &s->mw[i];
+    /* A new key byte, so a stale rkey of the slot's last window misses. */
+    *mw = (RnicMW) {
+        .valid = true,
+        .type = m->type,
+        .key = mw->key + 1,
+        .uctx = c->uctx,
+        .pdn = pdn,
+    };
+    s->pd[pdn].refcnt++;
+    rkey = RNIC_MW_KEY_FLAG | i << 8 | mw->key;
+    c->out[RNIC_OUT_HANDLE] = rkey;
+    trace_rnic_mw_alloc(rkey, m->type, pdn);
+    return RNIC_CMD_OK;
 }
 
+/* The handle is the window's rkey; only its index counts. */
 static uint8_t cmd_dealloc_mw(RnicCmdCtx *c)
 {
-    /* No window can exist while ALLOC_MW is unsupported. */
-    return rnic_cmd_err_handle(c, "MW", le32_to_cpu(c->cmd->u.handle.handle));
+    RnicState *s = c->s;
+    uint32_t rkey = le32_to_cpu(c->cmd->u.handle.handle);
+    uint32_t idx = (rkey & ~RNIC_MW_KEY_FLAG) >> 8;
+    bool ok = (rkey & RNIC_MW_KEY_FLAG) && idx && idx <= s->prop.max_mw;
+    RnicMW *mw;
+    uint8_t st;
+
+    if (c->cmd->u.handle.rsvd_4) {
+        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    }
+    st = rnic_cmd_check_obj(c, "MW", ok ? idx : 0, s->prop.max_mw,
+                            ok && s->mw[idx].valid, ok ? s->mw[idx].uctx : 0);
+    if (st) {
+        return st;
+    }
+    mw = &s->mw[idx];
+    rnic_mw_unbind(s, mw);
+    if (mw->pdn <= s->prop.max_pd && s->pd[mw->pdn].refcnt) {
+        s->pd[mw->pdn].refcnt--;
+    }
+    mw->valid = false;
+    return RNIC_CMD_OK;
 }
 
 /* ---- dispatch ---- */
@@ -1087,6 +1141,9 @@ void rnic_objects_reset(RnicState *s)
     for (i = 0; s->mr && i <= s->prop.max_mr; i++) {
         rnic_pbl_free(s, &s->mr[i].pbl);
         memset(&s->mr[i], 0, sizeof(RnicMR));
+    }
+    if (s->mw) {
+        memset(s->mw, 0, sizeof(RnicMW) * (s->prop.max_mw + 1));
     }
     if (s->pd) {
         memset(s->pd, 0, sizeof(RnicPD) * (s->prop.max_pd + 1));

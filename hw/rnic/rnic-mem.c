@@ -357,19 +357,6 @@ static RnicMR *rnic_fr_mr(RnicState *s, uint32_t pdn, uint32_t key)
     return mr;
 }
 
-bool rnic_mr_invalidate(RnicState *s, uint32_t pdn, uint32_t key)
-{
-    RnicMR *mr = rnic_fr_mr(s, pdn, key);
-
-    if (!mr || mr->key != (key & 0xff)) {
-        trace_rnic_mr_fr_fail(key, "invalidate: no such fast-reg MR");
-        return false;
-    }
-    mr->fr_valid = false;
-    trace_rnic_mr_fr_inv(key);
-    return true;
-}
-
 bool rnic_mr_fast_reg(RnicState *s, uint32_t pdn, const RnicFastReg *fr)
 {
     RnicMR *mr = rnic_fr_mr(s, pdn, fr->key);
@@ -422,6 +409,159 @@ bool rnic_mr_fast_reg(RnicState *s, uint32_t pdn, const RnicFastReg *fr)
     mr->fr_valid = true;
     trace_rnic_mr_fr_reg(fr->key, fr->access, fr->iova, fr->length,
                          fr->npages, fr->page_shift);
+    return true;
+}
+
+/* ---- memory windows ---- */
+
+RnicMW *rnic_mw_of_key(RnicState *s, uint32_t key)
+{
+    uint32_t idx = (key & ~RNIC_MW_KEY_FLAG) >> 8;
+
+    if (!(key & RNIC_MW_KEY_FLAG) || idx == 0 || idx > s->prop.max_mw ||
+        !s->mw[idx].valid) {
+        return NULL;
+    }
+    return &s->mw[idx];
+}
+
+void rnic_mw_unbind(RnicState *s, RnicMW *mw)
+{
+    if (mw->bound && mw->mr <= s->prop.max_mr && s->mr[mw->mr].mw_refs) {
+        s->mr[mw->mr].mw_refs--;
+    }
+    mw->bound = false;
+}
+
+void rnic_mw_unbind_qp(RnicState *s, uint32_t qpn)
+{
+    uint32_t i;
+
+    for (i = 1; i <= s->prop.max_mw; i++) {
+        if (s->mw[i].valid && s->mw[i].type == 2 && s->mw[i].qpn == qpn) {
+            rnic_mw_unbind(s, &s->mw[i]);
+        }
+    }
+}
+
+RnicMemErr rnic_rkey_check(RnicState *s, uint32_t rkey, uint32_t pdn,
+                           uint32_t qpn, uint32_t access, uint64_t va,
+                           uint64_t len, RnicMR **out)
+{
+    RnicMW *mw;
+    RnicMemErr err = RNIC_MEM_OK;
+
+    if (!(rkey & RNIC_MW_KEY_FLAG)) {
+        return rnic_mr_check(s, rkey, pdn, access, va, len, out);
+    }
+    if (out) {
+        *out = NULL;
+    }
+    mw = rnic_mw_of_key(s, rkey);
+    if (!mw || !mw->bound || mw->key != (rkey & 0xff) ||
+        !s->mr[mw->mr].valid) {
+        err = RNIC_MEM_BAD_KEY;
+    } else if (mw->pdn != pdn || (mw->type == 2 && mw->qpn != qpn)) {
+        err = RNIC_MEM_BAD_PD;
+    } else if (access & ~mw->access) {
+        err = RNIC_MEM_NO_ACCESS;
+    } else if (len && (va < mw->va || va - mw->va > mw->length ||
+                       len > mw->length - (va - mw->va))) {
+        err = RNIC_MEM_BOUNDS;
+    }
+    if (err) {
+        trace_rnic_mr_check_fail(rkey, pdn, access, va, len,
+                                 rnic_mem_err_str(err));
+        return err;
+    }
+    if (out) {
+        *out = &s->mr[mw->mr];
+    }
+    return RNIC_MEM_OK;
+}
+
+#define RNIC_MW_ACCESS  (RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_WRITE | \
+                         RNIC_ACCESS_REMOTE_ATOMIC)
+
+const char *rnic_mw_bind(RnicState *s, uint32_t pdn, uint32_t qpn,
+                         const RnicMwBind *b)
+{
+    RnicMW *mw = rnic_mw_of_key(s, b->rkey);
+    RnicMR *mr;
+
+    if (!mw) {
+        return "no such window";
+    }
+    if (mw->pdn != pdn) {
+        return "window of another PD";
+    }
+    if (mw->type == 2 && mw->bound) {
+        return "type 2 window still bound (invalidate it first)";
+    }
+    if (b->access & ~RNIC_MW_ACCESS) {
+        return "bad access flags";
+    }
+    if (mw->type == 1 && !b->length) {
+        /* A zero-length bind of a type 1 window unbinds it. */
+        rnic_mw_unbind(s, mw);
+        mw->key = b->rkey & 0xff;
+        trace_rnic_mw_bind(b->rkey, 0, 0, 0, 0);
+        return NULL;
+    }
+    if (rnic_mr_check(s, b->lkey, pdn, RNIC_ACCESS_MW_BIND, b->va, b->length,
+                      &mr)) {
+        return "MR refuses: no such MR, another PD, no MW_BIND, or range";
+    }
+    if ((b->access & (RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_ATOMIC)) &&
+        !(mr->access & RNIC_ACCESS_LOCAL_WRITE)) {
+        return "remote write or atomic on an MR without local write";
+    }
+    rnic_mw_unbind(s, mw);
+    mw->bound = true;
+    mw->key = b->rkey & 0xff;
+    mw->mr = mr - s->mr;
+    mw->qpn = qpn;
+    mw->access = b->access;
+    mw->va = b->va;
+    mw->length = b->length;
+    mr->mw_refs++;
+    trace_rnic_mw_bind(b->rkey, b->lkey, b->access, b->va, b->length);
+    return NULL;
+}
+
+bool rnic_key_invalidate(RnicState *s, uint32_t pdn, uint32_t qpn,
+                         uint32_t key)
+{
+    const char *why = NULL;
+    RnicMR *mr;
+    RnicMW *mw;
+
+    if (key & RNIC_MW_KEY_FLAG) {
+        mw = rnic_mw_of_key(s, key);
+        if (!mw || mw->pdn != pdn || mw->key != (key & 0xff)) {
+            why = "no such window";
+        } else if (mw->type != 2) {
+            why = "type 1 windows are not invalidated";
+        } else if (!mw->bound) {
+            why = "window not bound";
+        } else if (qpn && mw->qpn != qpn) {
+            why = "window bound through another QP";
+        } else {
+            rnic_mw_unbind(s, mw);
+        }
+    } else {
+        mr = rnic_fr_mr(s, pdn, key);
+        if (!mr || mr->key != (key & 0xff)) {
+            why = "no such fast-reg MR";
+        } else {
+            mr->fr_valid = false;
+        }
+    }
+    if (why) {
+        trace_rnic_mr_fr_fail(key, why);
+        return false;
+    }
+    trace_rnic_mr_fr_inv(key);
     return true;
 }
 

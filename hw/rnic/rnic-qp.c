@@ -217,6 +217,8 @@ uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c)
         rnic_refput(&s->srq[qp->srqn].refcnt);
     }
     trace_rnic_qp_destroy(qpn);
+    /* Its QPN will be reused: no later QP may inherit its windows. */
+    rnic_mw_unbind_qp(s, qpn);
     rnic_qp_free(s, qp);
     return RNIC_CMD_OK;
 }

@@ -52,7 +52,8 @@ static bool rnic_qp_is_ud(const RnicQP *qp)
 /* Work requests that act on this device's memory keys, not the wire. */
 static bool rnic_wr_is_local(uint8_t op)
 {
-    return op == RNIC_WR_REG_MR || op == RNIC_WR_LOCAL_INV;
+    return op == RNIC_WR_REG_MR || op == RNIC_WR_LOCAL_INV ||
+           op == RNIC_WR_BIND_MW;
 }
 
 /* Which work requests each QP type carries (the rest: LOC_QP_OP_ERR). */
@@ -377,13 +378,14 @@ static uint8_t rnic_req_opcode(RnicQP *qp, RnicSwqe *w, uint32_t pkt)
 }
 
 /*
- * Executes a REG_MR or LOCAL_INV when the requester reaches it, so that
- * it takes effect in order with the QP's other work requests.  Returns
- * false if it failed (the slot is then in ERROR).
+ * Executes a REG_MR, LOCAL_INV or BIND_MW when the requester reaches it,
+ * so that it takes effect in order with the QP's other work requests.
+ * Returns false if it failed (the slot is then in ERROR).
  */
 static bool rnic_req_local_op(RnicState *s, RnicQP *qp, RnicSwqe *w,
                               int *budget)
 {
+    const char *why = NULL;
     bool ok;
 
     if (w->opcode == RNIC_WR_REG_MR) {
@@ -400,8 +402,28 @@ static bool rnic_req_local_op(RnicState *s, RnicQP *qp, RnicSwqe *w,
         /* Reading the page list is work like sending packets. */
         *budget -= MIN(fr.npages / RNIC_PBL_ENTRIES_PER_PAGE, 1u << 16);
         ok = rnic_mr_fast_reg(s, qp->pdn, &fr);
+    } else if (w->opcode == RNIC_WR_BIND_MW) {
+        RnicMwBind b = {
+            .rkey = w->rkey,
+            .lkey = (uint32_t)w->compare_add,
+            .access = ldl_le_p(&w->imm_inv),
+            .va = w->remote_addr,
+            .length = w->swap,
+        };
+
+        /* Windows are for the connected transports. */
+        why = qp->type == RNIC_QPT_RC || qp->type == RNIC_QPT_UC ?
+              rnic_mw_bind(s, qp->pdn, qp->qpn, &b) :
+              "BIND_MW on a QP type without windows";
+        if (why) {
+            RNIC_GUEST_ERR(s, "BIND_MW of rkey 0x%x on QP 0x%x: %s", b.rkey,
+                           qp->qpn, why);
+            rnic_swqe_fail(qp, w, RNIC_WC_MW_BIND_ERR, why);
+            return false;
+        }
+        ok = true;
     } else {
-        ok = rnic_mr_invalidate(s, qp->pdn, ldl_le_p(&w->imm_inv));
+        ok = rnic_key_invalidate(s, qp->pdn, 0, ldl_le_p(&w->imm_inv));
     }
     if (!ok) {
         rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR,

@@ -362,7 +362,7 @@ static void rnic_resp_send(RnicState *s, RnicQP *qp, const RnicPkt *p,
         if (flags & RNIC_HDR_IETH) {
             cqe.flags |= RNIC_CQE_WITH_INV;
             cqe.imm_inv = p->ieth_rkey;
-            if (!rnic_mr_invalidate(s, qp->pdn, p->ieth_rkey)) {
+            if (!rnic_key_invalidate(s, qp->pdn, qp->qpn, p->ieth_rkey)) {
                 trace_rnic_tp_resp_err(qp->qpn, "SEND_INV of an unknown key",
                                        p->bth.psn);
             }
@@ -428,8 +428,9 @@ static void rnic_resp_write(RnicState *s, RnicQP *qp, const RnicPkt *p,
             return;
         }
         if (p->reth.dma_len &&
-            rnic_mr_check(s, p->reth.rkey, qp->pdn, RNIC_ACCESS_REMOTE_WRITE,
-                          p->reth.va, p->reth.dma_len, NULL) != RNIC_MEM_OK) {
+            rnic_rkey_check(s, p->reth.rkey, qp->pdn, qp->qpn,
+                            RNIC_ACCESS_REMOTE_WRITE, p->reth.va,
+                            p->reth.dma_len, NULL) != RNIC_MEM_OK) {
             rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
                             RNIC_EQE_QP_ACCESS_ERR, "bad rkey for WRITE");
             return;
@@ -461,8 +462,9 @@ static void rnic_resp_write(RnicState *s, RnicQP *qp, const RnicPkt *p,
     }
     if (n) {
         /* Checked per packet too: the MR may have gone since FIRST. */
-        err = rnic_mr_check(s, resp->write_rkey, qp->pdn,
-                            RNIC_ACCESS_REMOTE_WRITE, resp->write_va, n, &mr);
+        err = rnic_rkey_check(s, resp->write_rkey, qp->pdn, qp->qpn,
+                              RNIC_ACCESS_REMOTE_WRITE, resp->write_va, n,
+                              &mr);
         if (err == RNIC_MEM_OK) {
             err = rnic_mr_copy(s, mr, resp->write_va,
                                (void *)(frame + p->payload_off), n, true);
@@ -538,9 +540,9 @@ static void rnic_resp_read(RnicState *s, RnicQP *qp, const RnicPkt *p)
                         RNIC_EQE_QP_ACCESS_ERR, "QP lacks REMOTE_READ");
         return;
     }
-    if (len && rnic_mr_check(s, p->reth.rkey, qp->pdn,
-                             RNIC_ACCESS_REMOTE_READ, p->reth.va, len,
-                             NULL) != RNIC_MEM_OK) {
+    if (len && rnic_rkey_check(s, p->reth.rkey, qp->pdn, qp->qpn,
+                               RNIC_ACCESS_REMOTE_READ, p->reth.va, len,
+                               NULL) != RNIC_MEM_OK) {
         rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
                         RNIC_EQE_QP_ACCESS_ERR, "bad rkey for READ");
         return;
@@ -595,8 +597,8 @@ static void rnic_resp_atomic(RnicState *s, RnicQP *qp, const RnicPkt *p)
                         RNIC_EQE_QP_REQ_ERR, "misaligned atomic");
         return;
     }
-    err = rnic_mr_check(s, a->rkey, qp->pdn, RNIC_ACCESS_REMOTE_ATOMIC,
-                        a->va, 8, &mr);
+    err = rnic_rkey_check(s, a->rkey, qp->pdn, qp->qpn,
+                          RNIC_ACCESS_REMOTE_ATOMIC, a->va, 8, &mr);
     if (err == RNIC_MEM_OK) {
         err = rnic_mr_copy(s, mr, a->va, &val, 8, false);
     }
@@ -675,9 +677,9 @@ static bool rnic_resp_rd_step(RnicState *s, RnicQP *qp, RnicRdReq *rd)
     }
     if (n) {
         RnicMR *mr;
-        RnicMemErr err = rnic_mr_check(s, rd->rkey, qp->pdn,
-                                       RNIC_ACCESS_REMOTE_READ, rd->cur_va,
-                                       n, &mr);
+        RnicMemErr err = rnic_rkey_check(s, rd->rkey, qp->pdn, qp->qpn,
+                                         RNIC_ACCESS_REMOTE_READ, rd->cur_va,
+                                         n, &mr);
 
         if (err == RNIC_MEM_OK) {
             err = rnic_mr_copy(s, mr, rd->cur_va, payload, n, false);

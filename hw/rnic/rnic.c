@@ -113,6 +113,7 @@ static void rnic_free_tables(RnicState *s)
     g_free(s->cq);
     g_free(s->eq);
     g_free(s->mr);
+    g_free(s->mw);
     g_free(s->srq);
     g_free(s->qp);
     g_free(s->gid);
@@ -123,6 +124,7 @@ static void rnic_free_tables(RnicState *s)
     s->cq = NULL;
     s->eq = NULL;
     s->mr = NULL;
+    s->mw = NULL;
     s->srq = NULL;
     s->qp = NULL;
     s->gid = NULL;
@@ -135,13 +137,14 @@ static bool rnic_alloc_tables(RnicState *s, Error **errp)
     s->cq = g_try_new0(RnicCQ, s->prop.max_cq + 1);
     s->eq = g_try_new0(RnicEQ, s->prop.max_eq);
     s->mr = g_try_new0(RnicMR, s->prop.max_mr + 1);
+    s->mw = g_try_new0(RnicMW, s->prop.max_mw + 1);
     s->srq = g_try_new0(RnicSRQ, s->prop.max_srq + 1);
     s->qp = g_try_new0(RnicQP *, s->prop.max_qp + 2);
     s->gid = g_try_new0(RnicGid, s->prop.max_gid);
     s->cq_ev = g_try_new0(unsigned long,
                           BITS_TO_LONGS(s->prop.max_cq + 1));
-    if (!s->uctx || !s->pd || !s->cq || !s->eq || !s->mr || !s->srq ||
-        !s->qp || !s->gid || !s->cq_ev) {
+    if (!s->uctx || !s->pd || !s->cq || !s->eq || !s->mr || !s->mw ||
+        !s->srq || !s->qp || !s->gid || !s->cq_ev) {
         rnic_free_tables(s);
         error_setg(errp, "rnic: cannot allocate the object tables");
         return false;
@@ -251,7 +254,7 @@ static const Property rnic_properties[] = {
     DEFINE_PROP_UINT32("max-mr", RnicState, prop.max_mr, 4096),
     DEFINE_PROP_UINT32("max-pd", RnicState, prop.max_pd, 1024),
     DEFINE_PROP_UINT32("max-srq", RnicState, prop.max_srq, 256),
-    DEFINE_PROP_UINT32("max-mw", RnicState, prop.max_mw, 0),
+    DEFINE_PROP_UINT32("max-mw", RnicState, prop.max_mw, 1024),
     DEFINE_PROP_UINT32("max-uctx", RnicState, prop.max_uctx, 64),
     DEFINE_PROP_UINT32("max-eq", RnicState, prop.max_eq, 16),
     DEFINE_PROP_UINT32("max-sge", RnicState, prop.max_sge, 6),

@@ -99,6 +99,27 @@ typedef struct RnicCQ {
 } RnicCQ;
 
 /*
+ * A memory window: a remote key for [va, va + length) of one MR, with
+ * rights of its own.  A type 2 window also belongs to the QP that bound
+ * it.  Window rkeys carry RNIC_MW_KEY_FLAG, so no MR key is ever one.
+ */
+#define RNIC_MW_KEY_FLAG        (1u << 31)
+
+typedef struct RnicMW {
+    bool valid;
+    bool bound;
+    uint8_t type;               /* 1 or 2 */
+    uint8_t key;                /* low byte of the rkey */
+    uint16_t uctx;
+    uint32_t pdn;
+    uint32_t mr;                /* index of the MR it is bound to */
+    uint32_t qpn;               /* type 2: the QP that bound it */
+    uint32_t access;            /* RNIC_ACCESS_REMOTE_* */
+    uint64_t va;
+    uint64_t length;
+} RnicMW;
+
+/*
  * A page-list MR's first page holds iova at offset iova & (page size - 1).
  * FAST_REG MRs come with pbl.pages preallocated for max_pages entries.
  */
@@ -114,6 +135,7 @@ typedef struct RnicMR {
     RnicPbl pbl;                /* empty for PHYS */
     uint32_t max_pages;         /* FAST_REG capacity */
     bool fr_valid;              /* FAST_REG: registered and not invalidated */
+    uint32_t mw_refs;           /* windows bound to it: no dereg until 0 */
 } RnicMR;
 
 /* One work queue (SQ, RQ or SRQ); indices are free-running. */
@@ -267,6 +289,7 @@ struct RnicState {
     RnicCQ *cq;                 /* [max_cq + 1] */
     RnicEQ *eq;                 /* [max_eq] */
     RnicMR *mr;                 /* [max_mr + 1] */
+    RnicMW *mw;                 /* [max_mw + 1] */
     RnicSRQ *srq;               /* [max_srq + 1] */
     RnicQP **qp;                /* [max_qp + 2], allocated on create */
     RnicGid *gid;               /* [max_gid] */
@@ -382,11 +405,40 @@ typedef struct RnicFastReg {
  * request does not fit the MR's state.
  */
 bool rnic_mr_fast_reg(RnicState *s, uint32_t pdn, const RnicFastReg *fr);
-bool rnic_mr_invalidate(RnicState *s, uint32_t pdn, uint32_t key);
+/*
+ * LOCAL_INV (qpn 0) or SEND_WITH_INV received on QP 'qpn' of 'pdn': of a
+ * fast-reg MR, or of a type 2 window (bound through that QP, if remote).
+ */
+bool rnic_key_invalidate(RnicState *s, uint32_t pdn, uint32_t qpn,
+                         uint32_t key);
+
+/* What a BIND_MW work request asks for (host order). */
+typedef struct RnicMwBind {
+    uint32_t rkey;              /* the window's index, and its new key byte */
+    uint32_t lkey;              /* the MR to bind to */
+    uint32_t access;            /* RNIC_ACCESS_REMOTE_* */
+    uint64_t va;
+    uint64_t length;
+} RnicMwBind;
+/* NULL when bound, else why not. */
+const char *rnic_mw_bind(RnicState *s, uint32_t pdn, uint32_t qpn,
+                         const RnicMwBind *b);
+RnicMW *rnic_mw_of_key(RnicState *s, uint32_t key);
+/* Drops a window's binding (and the MR's reference to it). */
+void rnic_mw_unbind(RnicState *s, RnicMW *mw);
+/* Drops the bindings of the type 2 windows bound through QP 'qpn'. */
+void rnic_mw_unbind_qp(RnicState *s, uint32_t qpn);
 
 RnicMemErr rnic_mr_check(RnicState *s, uint32_t key, uint32_t pdn,
                          uint32_t access, uint64_t va, uint64_t len,
                          RnicMR **out);
+/*
+ * rnic_mr_check for a remote key arriving on QP 'qpn': an MR key, or a
+ * window's, whose rights and range apply instead of the MR's.
+ */
+RnicMemErr rnic_rkey_check(RnicState *s, uint32_t rkey, uint32_t pdn,
+                           uint32_t qpn, uint32_t access, uint64_t va,
+                           uint64_t len, RnicMR **out);
 /* Copies between 'buf' and [va, va + len) of a checked MR. */
 RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,
                         uint64_t len, bool to_guest);

@@ -253,11 +253,264 @@ static void test_fast_reg_remote_inv(void *obj, void *data,
     rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN + 1);
 }
 
+/* ---- memory windows ---- */
+
+static uint32_t alloc_mw(Env *e, uint8_t type)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6];
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_ALLOC_MW);
+    cmd.u.alloc_mw.pdn = cpu_to_le32(e->pdn);
+    cmd.u.alloc_mw.type = type;
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
+    return out[RNIC_OUT_HANDLE];
+}
+
+static void post_bind(Env *e, uint64_t wr_id, uint32_t rkey, uint32_t lkey,
+                      uint32_t access, uint64_t va, uint64_t len)
+{
+    struct rnic_send_wqe w;
+
+    rt_send_wqe(&w, wr_id, RNIC_WR_BIND_MW, 0);
+    w.rkey = cpu_to_le32(rkey);
+    w.imm_inv = cpu_to_le32(access);
+    w.remote_addr = cpu_to_le64(va);
+    w.swap = cpu_to_le64(len);
+    w.compare_add = cpu_to_le64(lkey);
+    qrnic_post_send(e->r, &e->qp, &w, NULL, 0);
+    qrnic_ring_sq(e->r, &e->qp);
+}
+
+static uint32_t next_key(uint32_t key)
+{
+    return (key & ~0xffu) | ((key + 1) & 0xff);
+}
+
+/*
+ * The peer's WRITE at 'psn' is refused and the QP replaced by a fresh
+ * one (which expects QP_RQ_PSN).
+ */
+static void expect_write_refused_at(Env *e, uint32_t psn, uint32_t rkey,
+                                    uint64_t va, uint32_t len)
+{
+    uint8_t payload[64] = { 0 };
+
+    inject_write(e, psn, rkey, va, payload, len);
+    rt_expect_ack(e, AETH_NAK(NAK_REM_ACCESS), psn);
+    qrnic_settle(e->r);
+    g_assert_cmpuint(rt_qp_state(e, &e->qp), ==, RNIC_QPS_ERR);
+    g_assert_cmpuint(qrnic_destroy(e->r, RNIC_CMD_DESTROY_QP, 0, e->qp.qpn),
+                     ==, RNIC_CMD_OK);
+    rt_env_rc_qp(e, RNIC_QPS_RTS);
+}
+
+static void expect_write_refused(Env *e, uint32_t rkey, uint64_t va,
+                                 uint32_t len)
+{
+    expect_write_refused_at(e, QP_RQ_PSN, rkey, va, len);
+}
+
+/*
+ * A type 2 window: bound by work request, it opens its range of the MR
+ * (and only that) to the QP that bound it, holds the MR, and closes on
+ * the peer's SEND with invalidate.
+ */
+static void mw_type2(Env *ep)
+{
+    Env e = *ep;
+    QRnicMr mr;
+    uint32_t mw, key;
+    uint8_t payload[64], got[64];
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f;
+
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    g_assert_cmpuint(qrnic_reg_mr(e.r, &mr, e.pdn, RNIC_ACCESS_LOCAL_WRITE |
+                                  RNIC_ACCESS_MW_BIND, 2 * QRNIC_PAGE), ==,
+                     RNIC_CMD_OK);
+    mw = alloc_mw(&e, 2);
+    g_assert_true(mw & (1u << 31));
+    /* Not bound yet; and the MR itself gives no remote access. */
+    expect_write_refused(&e, mw, mr.buf, 8);
+    expect_write_refused(&e, mr.rkey, mr.buf, 8);
+
+    key = next_key(mw);
+    post_bind(&e, 1, key, mr.lkey, RNIC_ACCESS_REMOTE_WRITE, mr.buf + 256,
+              512);
+    expect_send_cqe(&e, 1, RNIC_WC_SUCCESS, RNIC_WC_BIND_MW);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEREG_MR, 0, mr.lkey), ==,
+                     RNIC_CMD_ERR_BUSY);
+
+    rt_fill_pattern(payload, sizeof(payload), 0x5b);
+    inject_write(&e, QP_RQ_PSN, key, mr.buf + 256 + 448, payload,
+                 sizeof(payload));
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    qtest_memread(qrnic_qts(e.r), mr.buf + 256 + 448, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), payload, sizeof(payload));
+
+    /* The peer invalidates it. */
+    rt_sge_of(&sge, &e.mr, 0, 64);
+    qrnic_post_recv(e.r, &e.qp, 0x77, &sge, 1);
+    qrnic_ring_rq(e.r, &e.qp);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY_INV, e.qp.qpn, QP_RQ_PSN + 1,
+                         payload, 16);
+    f.rkey = key;
+    rt_send_roce(&e, &f);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN + 1);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.imm_inv), ==, key);
+    g_assert_true(cqe.flags & RNIC_CQE_WITH_INV);
+    expect_write_refused_at(&e, QP_RQ_PSN + 2, key, mr.buf + 256, 8);
+
+    /* Unbound, it holds nothing: both go. */
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEREG_MR, 0, mr.lkey), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEALLOC_MW, 0, key), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEALLOC_MW, 0, key), ==,
+                     RNIC_CMD_ERR_HANDLE);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn), ==,
+                     RNIC_CMD_OK);
+    *ep = e;
+}
+
+/*
+ * Windows check their own rights and range; a type 2 window answers only
+ * the QP that bound it; a type 1 window is rebound in place and unbound by
+ * a zero-length bind, and is not for LOCAL_INV.
+ */
+static void mw_rules(Env *ep)
+{
+    Env e = *ep;
+    QRnicMr mr;
+    uint32_t mw1, mw2, k1, k2;
+    uint8_t payload[64];
+
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    g_assert_cmpuint(qrnic_reg_mr(e.r, &mr, e.pdn, RNIC_ACCESS_LOCAL_WRITE |
+                                  RNIC_ACCESS_MW_BIND, QRNIC_PAGE), ==,
+                     RNIC_CMD_OK);
+    mw1 = alloc_mw(&e, 1);
+    mw2 = alloc_mw(&e, 2);
+    k1 = next_key(mw1);
+    k2 = next_key(mw2);
+    post_bind(&e, 1, k1, mr.lkey, RNIC_ACCESS_REMOTE_READ, mr.buf, 256);
+    expect_send_cqe(&e, 1, RNIC_WC_SUCCESS, RNIC_WC_BIND_MW);
+    post_bind(&e, 2, k2, mr.lkey, RNIC_ACCESS_REMOTE_WRITE, mr.buf, 256);
+    expect_send_cqe(&e, 2, RNIC_WC_SUCCESS, RNIC_WC_BIND_MW);
+
+    /* No write right in the read-only window. */
+    expect_write_refused(&e, k1, mr.buf, 8);
+    /* The type 2 window was bound through the QP just replaced. */
+    expect_write_refused(&e, k2, mr.buf, 8);
+
+    /* Type 1: rebound, writable, its range enforced. */
+    post_bind(&e, 3, next_key(k1), mr.lkey, RNIC_ACCESS_REMOTE_WRITE,
+              mr.buf, 256);
+    expect_send_cqe(&e, 3, RNIC_WC_SUCCESS, RNIC_WC_BIND_MW);
+    k1 = next_key(k1);
+    expect_write_refused(&e, k1, mr.buf + 200, 64);
+    rt_fill_pattern(payload, sizeof(payload), 9);
+    inject_write(&e, QP_RQ_PSN, k1, mr.buf + 192, payload, 64);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    /* A zero-length bind unbinds it. */
+    post_bind(&e, 4, next_key(k1), mr.lkey, 0, 0, 0);
+    expect_send_cqe(&e, 4, RNIC_WC_SUCCESS, RNIC_WC_BIND_MW);
+    expect_write_refused_at(&e, QP_RQ_PSN + 1, next_key(k1), mr.buf, 8);
+    /* LOCAL_INV is for type 2 windows only. */
+    post_local_inv(&e, 5, next_key(k1));
+    expect_send_cqe(&e, 5, RNIC_WC_LOC_QP_OP_ERR, 0);
+
+    /*
+     * The type 2 window went with the QP that bound it, the type 1 window
+     * with its zero-length bind: nothing holds the MR any more.
+     */
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEREG_MR, 0, mr.lkey), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEALLOC_MW, 0, mw1), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEALLOC_MW, 0, mw2), ==,
+                     RNIC_CMD_OK);
+    *ep = e;
+}
+
+/* Binds the window's PD, its type, or the MR do not allow: MW_BIND_ERR. */
+static void mw_bind_errors(Env *ep)
+{
+    static const struct {
+        const char *what;
+        bool plain_mr;          /* the Env's MR: no MW_BIND right */
+        uint32_t access;
+        uint64_t off, len;
+        bool twice;             /* type 2 bound already */
+    } cases[] = {
+        { "MR without MW_BIND", true, RNIC_ACCESS_REMOTE_READ, 0, 64, false },
+        { "range past the MR", false, RNIC_ACCESS_REMOTE_READ,
+          QRNIC_PAGE - 32, 64, false },
+        { "remote write, MR without local write", false,
+          RNIC_ACCESS_REMOTE_WRITE, 0, 64, false },
+        { "a local right", false, RNIC_ACCESS_LOCAL_WRITE, 0, 64, false },
+        { "type 2 bound twice", false, RNIC_ACCESS_REMOTE_READ, 0, 64, true },
+    };
+    Env e = *ep;
+    QRnicMr mr;
+    uint32_t mw;
+    size_t i;
+
+    /* Read-only MR: remote write through a window needs local write. */
+    g_assert_cmpuint(qrnic_reg_mr(e.r, &mr, e.pdn, RNIC_ACCESS_MW_BIND,
+                                  QRNIC_PAGE), ==, RNIC_CMD_OK);
+    mw = alloc_mw(&e, 2);
+    for (i = 0; i < ARRAY_SIZE(cases); i++) {
+        QRnicMr *m = cases[i].plain_mr ? &e.mr : &mr;
+        uint64_t errs;
+
+        g_test_message("%s", cases[i].what);
+        rt_env_rc_qp(&e, RNIC_QPS_RTS);
+        if (cases[i].twice) {
+            post_bind(&e, 30, next_key(mw), m->lkey, cases[i].access,
+                      m->buf, cases[i].len);
+            expect_send_cqe(&e, 30, RNIC_WC_SUCCESS, RNIC_WC_BIND_MW);
+        }
+        errs = rt_guest_errs(e.r);
+        post_bind(&e, 40 + i, next_key(mw), m->lkey, cases[i].access,
+                  m->buf + cases[i].off, cases[i].len);
+        expect_send_cqe(&e, 40 + i, RNIC_WC_MW_BIND_ERR, 0);
+        qrnic_settle(e.r);
+        g_assert_cmpuint(rt_guest_errs(e.r), ==, errs + 1);
+        g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+        g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0,
+                                       e.qp.qpn), ==, RNIC_CMD_OK);
+    }
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEALLOC_MW, 0, mw), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEREG_MR, 0, mr.lkey), ==,
+                     RNIC_CMD_OK);
+    *ep = e;
+}
+
+/* Memory windows: each phase leaves no window, MR or QP behind. */
+static void test_mw(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    mw_type2(&e);
+    mw_rules(&e);
+    mw_bind_errors(&e);
+}
+
 static void register_rnic_mem_test(void)
 {
     rt_add("fast-reg-wqe", test_fast_reg_wqe);
     rt_add("fast-reg-wqe-errors", test_fast_reg_wqe_errors);
     rt_add("fast-reg-remote-inv", test_fast_reg_remote_inv);
+    rt_add("mw", test_mw);
 }
 
 libqos_init(register_rnic_mem_test);

@@ -984,6 +984,7 @@ static void test_rc_rx_too_many_sge(void *obj, void *data,
 
 static void register_rnic_rc_test(void)
 {
+    rt_use_node_b(true);
     rt_add("wqe-bad-opcode", test_wqe_bad_opcode);
     rt_add("wqe-bad-lkey", test_wqe_bad_lkey);
     rt_add("wqe-bounds", test_wqe_bounds);
@@ -1011,6 +1012,7 @@ static void register_rnic_rc_test(void)
     rt_add("ud-gsi-qkey", test_ud_gsi_qkey);
     rt_add("ud-bad-sgid", test_ud_bad_sgid);
     rt_add("rc-rx-too-many-sge", test_rc_rx_too_many_sge);
+    rt_use_node_b(false);
 }
 
 libqos_init(register_rnic_rc_test);

@@ -530,7 +530,14 @@ void rt_add(const char *name, QOSTestFunc fn)
     rt_add_opts(name, fn, "");
 }
 
-/* Registers @fn on the rnic node, set up by @before, with @dev_opts. */
+static const char *rt_node = "rnic";
+
+void rt_use_node_b(bool on)
+{
+    rt_node = on ? QRNIC_NODE_B : "rnic";
+}
+
+/* Registers @fn on the current node, set up by @before, with @dev_opts. */
 static void rt_add_with(const char *name, QOSTestFunc fn,
                         QOSBeforeTest before, const char *dev_opts)
 {
@@ -541,13 +548,15 @@ static void rt_add_with(const char *name, QOSTestFunc fn,
                                                   dev_opts),
     };
 
-    qos_add_test(name, "rnic", fn, &opts);
+    qos_add_test(name, rt_node, fn, &opts);
 }
 
 void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts)
 {
     rt_add_with(name, fn, data_test_init, dev_opts);
 }
+
+
 
 /* Two rnics on one hub: frames from one reach the other synchronously. */
 static void *hub_test_init(GString *cmd_line, void *arg)

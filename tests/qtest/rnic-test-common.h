@@ -163,6 +163,8 @@ void rt_assert_cq_empty(Env *e, QRnicCq *cq);
 uint64_t rt_guest_errs(QRnic *r);
 /* Registers test @name on the "rnic" qos node, with its socketpair netdev. */
 void rt_add(const char *name, QOSTestFunc fn);
+/* Tests registered from now on go on the second rnic node, or not. */
+void rt_use_node_b(bool on);
 /* The same with ",opt=val..." appended to the device's options. */
 void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts);
 /*

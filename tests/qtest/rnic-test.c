@@ -155,10 +155,7 @@ static void test_cmd_objects(void *obj, void *data, QGuestAllocator *alloc)
     cmd.u.modify_srq.limit = cpu_to_le32(4);
     g_assert_cmpuint(qrnic_cmd(e.r, &cmd, NULL), ==, RNIC_CMD_OK);
 
-    /*
-     * MW: not advertised in cap_flags, so ALLOC_MW answers NOT_SUPP after
-     * its checks, and there is never a window to free.
-     */
+    /* MW: type 1 or 2 on an existing PD; the handle is the rkey. */
     qrnic_cmd_init(&cmd, RNIC_CMD_ALLOC_MW);
     cmd.u.alloc_mw.pdn = cpu_to_le32(e.pdn);
     cmd.u.alloc_mw.type = 3;
@@ -167,8 +164,12 @@ static void test_cmd_objects(void *obj, void *data, QGuestAllocator *alloc)
     cmd.u.alloc_mw.pdn = cpu_to_le32(99);
     g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_HANDLE);
     cmd.u.alloc_mw.pdn = cpu_to_le32(e.pdn);
-    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_NOT_SUPP);
-    mw = 1 << 8;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    mw = out[RNIC_OUT_HANDLE];
+    g_assert_cmphex(mw >> 8, ==, (1u << 23) | 1);
+    /* The window holds its PD. */
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_PD, 0, e.pdn), ==,
+                     RNIC_CMD_ERR_BUSY);
 
     /* a second QP gets the next QPN */
     g_assert_cmpuint(qrnic_create_qp(e.r, &qp2, RNIC_QPT_RC, e.pdn,
@@ -178,7 +179,7 @@ static void test_cmd_objects(void *obj, void *data, QGuestAllocator *alloc)
 
     /* tear everything down in dependency order */
     g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEALLOC_MW, 0, mw), ==,
-                     RNIC_CMD_ERR_HANDLE);
+                     RNIC_CMD_OK);
     g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_SRQ, 0, srqn), ==,
                      RNIC_CMD_OK);
     g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, qp2.qpn), ==,

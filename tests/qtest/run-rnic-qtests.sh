@@ -33,7 +33,7 @@ for f in "$qos_test" "$QTEST_QEMU_BINARY"; do
     fi
 done
 
-paths=$("$qos_test" -l | grep '/rnic/' | grep -e "$filter")
+paths=$("$qos_test" -l | grep -E '/rnic(-b)?/' | grep -e "$filter")
 if [ -z "$paths" ]; then
     echo "$0: qos-test lists no rnic test (is the rnic device built in?)" >&2
     exit 1
@@ -46,7 +46,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT INT TERM
 
 for p in $paths; do
-    name=${p##*/rnic-tests/}
+    name=${p##*/rnic*-tests/}
     if timeout -k 5 "$timeout_s" "$qos_test" -q -p "$p" >"$log" 2>&1; then
         echo "PASS $name"
         pass=$((pass + 1))

@@ -23,6 +23,9 @@
 
 #define QRNIC_PAGE          4096
 
+/* A second qgraph node for the rnic device (see qrnic_register_nodes). */
+#define QRNIC_NODE_B        "rnic-b"
+
 typedef struct QRnic {
     QOSGraphObject obj;
     QPCIDevice dev;
