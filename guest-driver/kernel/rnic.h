@@ -156,6 +156,12 @@ struct rnic_pd {
 	u16 uctx;
 };
 
+/* The device knows a window by its rkey's index; binds change the key. */
+struct rnic_mw {
+	struct ib_mw ibmw;
+	u16 uctx;
+};
+
 /* A ring in kernel memory: contiguous DMA, described with levels 0. */
 struct rnic_kring {
 	void *buf;

@@ -363,6 +363,27 @@ int rnic_cmd_resize_cq(struct rnic_dev *dev, u16 uctx,
 	return err;
 }
 
+int rnic_cmd_alloc_mw(struct rnic_dev *dev, u16 uctx, u32 pdn, u8 type,
+		      u32 *rkey)
+{
+	struct rnic_cmd_resp resp;
+	struct rnic_cmd cmd;
+	int err;
+
+	rnic_cmd_init(&cmd, RNIC_CMD_ALLOC_MW, uctx);
+	cmd.u.alloc_mw.pdn = cpu_to_le32(pdn);
+	cmd.u.alloc_mw.type = type;
+	err = rnic_cmd_exec(dev, &cmd, &resp);
+	if (!err)
+		*rkey = le32_to_cpu(resp.out[RNIC_OUT_HANDLE]);
+	return err;
+}
+
+int rnic_cmd_dealloc_mw(struct rnic_dev *dev, u16 uctx, u32 rkey)
+{
+	return rnic_cmd_handle_op(dev, RNIC_CMD_DEALLOC_MW, uctx, rkey);
+}
+
 int rnic_cmd_destroy_cq(struct rnic_dev *dev, u16 uctx, u32 cqn)
 {
 	return rnic_cmd_handle_op(dev, RNIC_CMD_DESTROY_CQ, uctx, cqn);

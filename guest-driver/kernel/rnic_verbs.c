@@ -223,6 +223,9 @@ static int rnic_query_device(struct ib_device *ibdev,
 			      IB_DEVICE_SYS_IMAGE_GUID;
 	if (caps & RNIC_DEV_CAP_FAST_REG)
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+	if (caps & RNIC_DEV_CAP_MW)
+		a->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+				       IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	return 0;
 }
 
@@ -510,6 +513,27 @@ static int rnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 	rnic_cmd_destroy_pd(to_rdev(ibpd->device), pd->uctx, pd->pdn);
 	return 0;
+}
+
+/* ---- memory windows (bound by WQEs the provider posts) ---- */
+
+static int rnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct rnic_mw *mw = container_of(ibmw, struct rnic_mw, ibmw);
+	struct rnic_pd *pd = to_rpd(ibmw->pd);
+
+	mw->uctx = rnic_udata_uctx(udata);
+	return rnic_cmd_alloc_mw(to_rdev(ibmw->device), mw->uctx, pd->pdn,
+				 ibmw->type == IB_MW_TYPE_1 ? 1 : 2,
+				 &ibmw->rkey);
+}
+
+static int rnic_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct rnic_mw *mw = container_of(ibmw, struct rnic_mw, ibmw);
+
+	return rnic_cmd_dealloc_mw(to_rdev(ibmw->device), mw->uctx,
+				   ibmw->rkey);
 }
 
 /* ---- completion queues ---- */
@@ -981,6 +1005,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.add_gid = rnic_add_gid,
 	.alloc_hw_port_stats = rnic_alloc_hw_port_stats,
 	.alloc_mr = rnic_alloc_mr,
+	.alloc_mw = rnic_alloc_mw,
 	.alloc_pd = rnic_alloc_pd,
 	.alloc_ucontext = rnic_alloc_ucontext,
 	.create_ah = rnic_create_ah,
@@ -988,6 +1013,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.create_qp = rnic_create_qp,
 	.create_srq = rnic_create_srq,
 	.create_user_ah = rnic_create_ah,
+	.dealloc_mw = rnic_dealloc_mw,
 	.dealloc_pd = rnic_dealloc_pd,
 	.dealloc_ucontext = rnic_dealloc_ucontext,
 	.del_gid = rnic_del_gid,
@@ -1023,6 +1049,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, rnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rnic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, rnic_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, rnic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, rnic_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, rnic_srq, ibsrq),

@@ -151,13 +151,16 @@ void rnic_ring_db(struct rnic_context *ctx, unsigned int offset, uint32_t qn,
 static void rnic_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops rnic_ctx_ops = {
+	.alloc_mw = rnic_alloc_mw,
 	.alloc_pd = rnic_alloc_pd,
+	.bind_mw = rnic_bind_mw,
 	.create_ah = rnic_create_ah,
 	.create_cq = rnic_create_cq,
 	.create_cq_ex = rnic_create_cq_ex,
 	.create_qp = rnic_create_qp,
 	.create_qp_ex = rnic_create_qp_ex,
 	.create_srq = rnic_create_srq,
+	.dealloc_mw = rnic_dealloc_mw,
 	.dealloc_pd = rnic_dealloc_pd,
 	.dereg_mr = rnic_dereg_mr,
 	.destroy_ah = rnic_destroy_ah,

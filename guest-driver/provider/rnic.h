@@ -252,6 +252,15 @@ void rnic_wqe_set_ud(struct rnic_send_wqe *wqe, struct ibv_ah *ah,
 /* rnic_wr.c: the ibv_wr_* extended send API */
 void rnic_qpx_init(struct rnic_qp *qp, uint64_t ops);
 
+/* rnic_mw.c */
+struct ibv_mw *rnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int rnic_dealloc_mw(struct ibv_mw *mw);
+int rnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
+int rnic_wqe_set_bind(struct rnic_qp *qp, struct rnic_send_wqe *wqe,
+		      struct ibv_mw *mw, uint32_t rkey,
+		      const struct ibv_mw_bind_info *bi);
+
 /* rnic_srq.c */
 struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr);

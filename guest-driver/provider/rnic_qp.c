@@ -95,12 +95,12 @@ static uint64_t rnic_send_ops_supported(enum ibv_qp_type type)
 		       IBV_QP_EX_WITH_RDMA_READ |
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-		       IBV_QP_EX_WITH_LOCAL_INV;
+		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 	case IBV_QPT_UC:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 		       IBV_QP_EX_WITH_RDMA_WRITE |
 		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-		       IBV_QP_EX_WITH_LOCAL_INV;
+		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 	case IBV_QPT_UD:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	default:
@@ -404,6 +404,7 @@ bool rnic_op_allowed(enum ibv_qp_type type, uint8_t op)
 	case RNIC_WR_RDMA_WRITE:
 	case RNIC_WR_RDMA_WRITE_IMM:
 	case RNIC_WR_LOCAL_INV:
+	case RNIC_WR_BIND_MW:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case RNIC_WR_SEND_INV:
 	case RNIC_WR_RDMA_READ:
@@ -538,6 +539,9 @@ static int rnic_wr_opcode(enum ibv_wr_opcode op, uint8_t *out)
 	case IBV_WR_LOCAL_INV:
 		*out = RNIC_WR_LOCAL_INV;
 		return 0;
+	case IBV_WR_BIND_MW:
+		*out = RNIC_WR_BIND_MW;
+		return 0;
 	default:
 		return EINVAL;
 	}
@@ -559,6 +563,20 @@ static int rnic_build_send(struct rnic_qp *qp, struct ibv_send_wr *wr)
 	ret = rnic_sq_begin(qp, op, wr->wr_id, wr->send_flags, &wqe);
 	if (ret)
 		return ret;
+
+	if (op == RNIC_WR_BIND_MW) {
+		struct ibv_mw *mw = wr->bind_mw.mw;
+
+		/* Type 1 windows are bound through ibv_bind_mw only. */
+		ret = mw && mw->type == IBV_MW_TYPE_2 ?
+		      rnic_wqe_set_bind(qp, wqe, mw, wr->bind_mw.rkey,
+					&wr->bind_mw.bind_info) : EINVAL;
+		if (ret)
+			qp->sq.head--;
+		else
+			mw->rkey = wr->bind_mw.rkey;
+		return ret;
+	}
 
 	switch (op) {
 	case RNIC_WR_SEND_IMM:

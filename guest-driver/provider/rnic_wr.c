@@ -130,6 +130,23 @@ static void rnic_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 		wqe->imm_inv = htole32(rkey);
 }
 
+static void rnic_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			    uint32_t rkey,
+			    const struct ibv_mw_bind_info *bind_info)
+{
+	struct rnic_qp *qp = qpx_to_rqp(qpx);
+	struct rnic_send_wqe *wqe = rnic_wr_begin(qpx, RNIC_WR_BIND_MW);
+
+	if (!wqe)
+		return;
+	if (!mw || mw->type != IBV_MW_TYPE_2)
+		qp->wr_err = EINVAL;
+	else
+		qp->wr_err = rnic_wqe_set_bind(qp, wqe, mw, rkey, bind_info);
+	if (!qp->wr_err)
+		mw->rkey = rkey;
+}
+
 static void rnic_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -262,6 +279,8 @@ void rnic_qpx_init(struct rnic_qp *qp, uint64_t ops)
 		qpx->wr_atomic_fetch_add = rnic_wr_atomic_fetch_add;
 	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
 		qpx->wr_local_inv = rnic_wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		qpx->wr_bind_mw = rnic_wr_bind_mw;
 
 	qpx->wr_set_ud_addr = rnic_wr_set_ud_addr;
 	qpx->wr_set_sge = rnic_wr_set_sge;
