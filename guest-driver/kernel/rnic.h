@@ -221,6 +221,7 @@ struct rnic_srq {
 struct rnic_mr {
 	struct ib_mr ibmr;
 	u16 uctx;
+	int access;			/* user MR: as registered */
 	struct ib_umem *umem;
 	/* FAST_REG: the page array handed to the REG_MR WQE. */
 	__le64 *pages;

@@ -437,6 +437,18 @@ int rnic_cmd_reg_mr(struct rnic_dev *dev, u16 uctx,
 	return err;
 }
 
+int rnic_cmd_rereg_mr(struct rnic_dev *dev, u16 uctx, u32 lkey,
+		      const struct rnic_cmd_reg_mr *in)
+{
+	struct rnic_cmd_resp resp;
+	struct rnic_cmd cmd;
+
+	rnic_cmd_init(&cmd, RNIC_CMD_REREG_MR, uctx);
+	cmd.u.rereg_mr.reg = *in;
+	cmd.u.rereg_mr.key = cpu_to_le32(lkey);
+	return rnic_cmd_exec(dev, &cmd, &resp);
+}
+
 int rnic_cmd_dereg_mr(struct rnic_dev *dev, u16 uctx, u32 lkey)
 {
 	return rnic_cmd_handle_op(dev, RNIC_CMD_DEREG_MR, uctx, lkey);

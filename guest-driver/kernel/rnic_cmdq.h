@@ -62,6 +62,8 @@ int rnic_cmd_query_qp(struct rnic_dev *dev, u16 uctx, u32 qpn,
 		      struct rnic_qp_attr *out);
 int rnic_cmd_reg_mr(struct rnic_dev *dev, u16 uctx,
 		    const struct rnic_cmd_reg_mr *in, u32 *lkey, u32 *rkey);
+int rnic_cmd_rereg_mr(struct rnic_dev *dev, u16 uctx, u32 lkey,
+		      const struct rnic_cmd_reg_mr *in);
 int rnic_cmd_dereg_mr(struct rnic_dev *dev, u16 uctx, u32 lkey);
 int rnic_cmd_create_srq(struct rnic_dev *dev, u16 uctx,
 			const struct rnic_cmd_create_srq *in, u32 *srqn);

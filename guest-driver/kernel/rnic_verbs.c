@@ -769,6 +769,55 @@ static struct ib_mr *rnic_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/*
+ * Pins [start, start + length) and describes it for REG_MR or REREG_MR;
+ * the caller frees *pbuf after the command and owns *umem.
+ */
+static int rnic_mr_pin_user(struct rnic_dev *dev, u64 start, u64 length,
+			    u64 virt, int access, struct ib_umem **umem,
+			    struct rnic_cmd_reg_mr *cmd,
+			    struct rnic_pbl_buf *pbuf)
+{
+	unsigned long pgsz;
+	size_t npages;
+	int err;
+
+	if (!length || length > le64_to_cpu(dev->hw.max_mr_size))
+		return -EINVAL;
+	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+		       IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING))
+		return -EOPNOTSUPP;
+
+	*umem = ib_umem_get(&dev->ibdev, start, length, access);
+	if (IS_ERR(*umem)) {
+		err = PTR_ERR(*umem);
+		*umem = NULL;
+		return err;
+	}
+	pgsz = ib_umem_find_best_pgsz(*umem, RNIC_MR_PGSZ_BITMAP &
+				      le64_to_cpu(dev->hw.page_size_cap), virt);
+	if (!pgsz)
+		pgsz = ib_umem_find_best_pgsz(*umem, SZ_4K, virt);
+	npages = pgsz ? ib_umem_num_dma_blocks(*umem, pgsz) : 0;
+	if (!pgsz || npages > le32_to_cpu(dev->hw.max_mr_pages)) {
+		err = -EINVAL;
+		goto err_umem;
+	}
+	err = rnic_build_umem_pbl(dev, *umem, pgsz, &cmd->pages, pbuf);
+	if (err)
+		goto err_umem;
+	cmd->access = cpu_to_le32(access & 0x1f);
+	cmd->iova = cpu_to_le64(virt);
+	cmd->length = cpu_to_le64(length);
+	return 0;
+
+err_umem:
+	ib_umem_release(*umem);
+	*umem = NULL;
+	return err;
+}
+
 static struct ib_mr *rnic_reg_user_mr(struct ib_pd *ibpd, u64 start,
 				      u64 length, u64 virt, int access,
 				      struct ib_udata *udata)
@@ -777,53 +826,24 @@ static struct ib_mr *rnic_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	struct rnic_pd *pd = to_rpd(ibpd);
 	struct rnic_cmd_reg_mr cmd = {};
 	struct rnic_pbl_buf pbuf = {};
-	unsigned long pgsz;
 	struct rnic_mr *mr;
 	u32 lkey, rkey;
-	size_t npages;
 	int err;
-
-	if (!length || length > le64_to_cpu(dev->hw.max_mr_size))
-		return ERR_PTR(-EINVAL);
-	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-		       IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING))
-		return ERR_PTR(-EOPNOTSUPP);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free;
-	}
-	pgsz = ib_umem_find_best_pgsz(mr->umem, RNIC_MR_PGSZ_BITMAP &
-				      le64_to_cpu(dev->hw.page_size_cap), virt);
-	if (!pgsz)
-		pgsz = ib_umem_find_best_pgsz(mr->umem, SZ_4K, virt);
-	if (!pgsz) {
-		err = -EINVAL;
-		goto err_umem;
-	}
-	npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
-	if (npages > le32_to_cpu(dev->hw.max_mr_pages)) {
-		err = -EINVAL;
-		goto err_umem;
-	}
-	err = rnic_build_umem_pbl(dev, mr->umem, pgsz, &cmd.pages, &pbuf);
+	err = rnic_mr_pin_user(dev, start, length, virt, access, &mr->umem,
+			       &cmd, &pbuf);
 	if (err)
-		goto err_umem;
-
+		goto err_free;
 	cmd.pdn = cpu_to_le32(pd->pdn);
-	cmd.access = cpu_to_le32(access & 0x1f);
-	cmd.iova = cpu_to_le64(virt);
-	cmd.length = cpu_to_le64(length);
 	err = rnic_cmd_reg_mr(dev, pd->uctx, &cmd, &lkey, &rkey);
 	rnic_free_pbl(dev, &pbuf);
 	if (err)
 		goto err_umem;
 	mr->uctx = pd->uctx;
+	mr->access = access;
 	mr->ibmr.lkey = lkey;
 	mr->ibmr.rkey = rkey;
 	return &mr->ibmr;
@@ -833,6 +853,52 @@ err_umem:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+/*
+ * Re-registration in place: the keys stay, so work requests and peers
+ * holding them see the new translation, access and PD at once.  What the
+ * flags leave unchanged comes from the MR; on failure it stays as it was.
+ */
+static struct ib_mr *rnic_rereg_user_mr(struct ib_mr *ibmr, int flags,
+					u64 start, u64 length, u64 virt,
+					int access, struct ib_pd *ibpd,
+					struct ib_udata *udata)
+{
+	struct rnic_dev *dev = to_rdev(ibmr->device);
+	struct rnic_mr *mr = to_rmr(ibmr);
+	struct rnic_cmd_reg_mr cmd = {};
+	struct rnic_pbl_buf pbuf = {};
+	struct ib_umem *umem;
+	int err;
+
+	/* DMA and fast-reg MRs have no user translation to replace. */
+	if (!mr->umem)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = mr->umem->length;
+		virt = ibmr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!ibpd)
+		ibpd = ibmr->pd;
+	err = rnic_mr_pin_user(dev, start, length, virt, access, &umem, &cmd,
+			       &pbuf);
+	if (err)
+		return ERR_PTR(err);
+	cmd.pdn = cpu_to_le32(to_rpd(ibpd)->pdn);
+	err = rnic_cmd_rereg_mr(dev, mr->uctx, ibmr->lkey, &cmd);
+	rnic_free_pbl(dev, &pbuf);
+	if (err) {
+		ib_umem_release(umem);
+		return ERR_PTR(err);
+	}
+	ib_umem_release(mr->umem);
+	mr->umem = umem;
+	mr->access = access;
+	return NULL;
 }
 
 static struct ib_mr *rnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
@@ -1044,6 +1110,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.query_qp = rnic_query_qp,
 	.query_srq = rnic_query_srq,
 	.reg_user_mr = rnic_reg_user_mr,
+	.rereg_user_mr = rnic_rereg_user_mr,
 	.req_notify_cq = rnic_req_notify_cq,
 	.resize_cq = rnic_resize_cq,
 

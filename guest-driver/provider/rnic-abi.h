@@ -235,6 +235,7 @@ enum rnic_cmd_opcode {
     RNIC_CMD_QUERY_QP       = 0x33,
     RNIC_CMD_REG_MR         = 0x40,
     RNIC_CMD_DEREG_MR       = 0x41,
+    RNIC_CMD_REREG_MR       = 0x42,
     RNIC_CMD_CREATE_SRQ     = 0x50,
     RNIC_CMD_DESTROY_SRQ    = 0x51,
     RNIC_CMD_MODIFY_SRQ     = 0x52,
@@ -561,6 +562,18 @@ struct rnic_cmd_reg_mr {
 };
 RNIC_SIZE_CHECK(struct rnic_cmd_reg_mr, 48);
 
+/*
+ * REREG_MR registers an existing user MR anew in place: new PD, access,
+ * iova, length and pages (flags 0), same lkey and rkey.  BUSY while
+ * windows are bound to it; on any error the MR is left as it was.
+ */
+struct rnic_cmd_rereg_mr {
+    struct rnic_cmd_reg_mr reg;
+    rnic_le32 key;              /* lkey of the MR */
+    rnic_le32 rsvd_52;
+};
+RNIC_SIZE_CHECK(struct rnic_cmd_rereg_mr, 56);
+
 struct rnic_cmd_create_srq {
     uint8_t log_size;
     uint8_t max_sge;
@@ -629,6 +642,7 @@ struct rnic_cmd {
         struct rnic_cmd_create_qp create_qp;
         struct rnic_cmd_modify_qp modify_qp;
         struct rnic_cmd_reg_mr reg_mr;
+        struct rnic_cmd_rereg_mr rereg_mr;
         struct rnic_cmd_create_srq create_srq;
         struct rnic_cmd_modify_srq modify_srq;
         struct rnic_cmd_alloc_mw alloc_mw;

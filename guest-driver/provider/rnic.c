@@ -180,6 +180,7 @@ static const struct verbs_context_ops rnic_ctx_ops = {
 	.query_srq = rnic_query_srq,
 	.reg_mr = rnic_reg_mr,
 	.req_notify_cq = rnic_req_notify_cq,
+	.rereg_mr = rnic_rereg_mr,
 	.resize_cq = rnic_resize_cq,
 };
 

@@ -210,6 +210,8 @@ struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx);
 int rnic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *rnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 			   uint64_t hca_va, int access);
+int rnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 int rnic_dereg_mr(struct verbs_mr *vmr);
 struct ibv_ah *rnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int rnic_destroy_ah(struct ibv_ah *ah);
@@ -221,6 +223,7 @@ struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe,
 struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ctx,
 				    struct ibv_cq_init_attr_ex *attr);
 int rnic_resize_cq(struct ibv_cq *cq, int cqe);
+void rnic_cq_clean(struct rnic_cq *cq, struct rnic_qp *qp);
 int rnic_destroy_cq(struct ibv_cq *cq);
 int rnic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int rnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);

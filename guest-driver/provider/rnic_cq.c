@@ -390,6 +390,54 @@ int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return n;
 }
 
+/*
+ * Drops the CQEs of a QP just moved to RESET from 'cq', so that they do not
+ * come back as completions of the work it is given next.  The survivors
+ * slide towards the newest entry and the consumer index moves past the
+ * freed slots; entries the device writes meanwhile lie beyond the scan.
+ * A dropped receive of an SRQ frees its SRQ slot.
+ */
+void rnic_cq_clean(struct rnic_cq *cq, struct rnic_qp *qp)
+{
+	uint32_t mask = (1u << cq->log_size) - 1;
+	uint32_t end, src, removed = 0;
+
+	pthread_spin_lock(&cq->lock);
+	for (end = cq->ci; end - cq->ci <= mask; end++) {
+		uint8_t owner = *(volatile uint8_t *)&cq->cqes[end & mask].owner;
+
+		if (!rnic_owner_is_new(owner, end, cq->log_size))
+			break;
+	}
+	/* The bodies were written before the owner bytes. */
+	udma_from_device_barrier();
+	for (src = end; src-- != cq->ci;) {
+		struct rnic_cqe *e = &cq->cqes[src & mask];
+		enum ibv_wc_opcode op;
+		uint64_t wr_id;
+		bool recv;
+
+		if ((le32toh(e->qpn) & RNIC_DB_QN_MASK) == qp->qpn) {
+			if (qp->srq && rnic_wc_opcode(e->opcode, &op, &recv) &&
+			    recv)
+				rnic_wq_retire(&qp->srq->wq, le16toh(e->wqe_idx),
+					       false, &wr_id);
+			removed++;
+		} else if (removed) {
+			struct rnic_cqe *d = &cq->cqes[(src + removed) & mask];
+			uint8_t owner = d->owner;
+
+			memcpy(d, e, sizeof(*d));
+			d->owner = owner;
+		}
+	}
+	if (removed) {
+		cq->ci += removed;
+		rnic_cq_publish_ci(cq);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
 /* ---- extended CQs: ibv_start_poll / ibv_next_poll / ibv_end_poll ---- */
 
 static inline struct rnic_cq *cqx_to_rcq(struct ibv_cq_ex *cqx)

@@ -331,6 +331,12 @@ int rnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	ret = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		/* Completions of the old work must not meet the new work. */
+		rnic_cq_clean(qp->send_cq, qp);
+		if (qp->recv_cq != qp->send_cq)
+			rnic_cq_clean(qp->recv_cq, qp);
+	}
 	if (mask & IBV_QP_STATE)
 		rnic_qp_set_state(qp, attr->qp_state);
 	return 0;

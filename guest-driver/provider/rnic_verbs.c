@@ -97,6 +97,18 @@ struct ibv_mr *rnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 	return &vmr->ibv_mr;
 }
 
+/* Registered anew in place: the handle and the keys stay. */
+int rnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 int rnic_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;

@@ -812,10 +812,11 @@ static uint8_t cmd_query_srq(RnicCmdCtx *c)
 
 /* ---- memory regions and windows ---- */
 
-static uint8_t cmd_reg_mr(RnicCmdCtx *c)
+/* REG_MR into a free slot, or (replace != 0) REREG_MR of that slot. */
+static uint8_t rnic_reg_mr_into(RnicCmdCtx *c, const struct rnic_cmd_reg_mr *r,
+                                uint32_t replace)
 {
     RnicState *s = c->s;
-    const struct rnic_cmd_reg_mr *r = &c->cmd->u.reg_mr;
     uint32_t pdn = le32_to_cpu(r->pdn);
     uint32_t access = le32_to_cpu(r->access);
     uint32_t flags = le32_to_cpu(r->flags);
@@ -849,10 +850,13 @@ static uint8_t cmd_reg_mr(RnicCmdCtx *c)
         return rnic_cmd_err_access(c, "PHYS MR", pdn, 0);
     }
 
-    for (i = 1; i <= s->prop.max_mr; i++) {
+    for (i = 1; !replace && i <= s->prop.max_mr; i++) {
         if (!s->mr[i].valid) {
             break;
         }
+    }
+    if (replace) {
+        i = replace;
     }
 
     if (flags & RNIC_MR_FLAG_FAST_REG) {
@@ -918,8 +922,15 @@ static uint8_t cmd_reg_mr(RnicCmdCtx *c)
     }
 
     mr = &s->mr[i];
+    if (replace) {
+        rnic_pbl_free(s, &mr->pbl);
+        if (s->pd[mr->pdn].refcnt) {
+            s->pd[mr->pdn].refcnt--;
+        }
+    } else {
+        mr->key++;              /* a reused index gets a new key */
+    }
     mr->valid = true;
-    mr->key++;                  /* a reused index gets a new key */
     mr->uctx = c->uctx;
     mr->pdn = pdn;
     mr->access = access;
@@ -934,6 +945,42 @@ static uint8_t cmd_reg_mr(RnicCmdCtx *c)
     c->out[RNIC_OUT_RKEY] = i << 8 | mr->key;
     trace_rnic_mr_reg(i << 8 | mr->key, pdn, access, flags, iova, length);
     return RNIC_CMD_OK;
+}
+
+static uint8_t cmd_reg_mr(RnicCmdCtx *c)
+{
+    return rnic_reg_mr_into(c, &c->cmd->u.reg_mr, 0);
+}
+
+static uint8_t cmd_rereg_mr(RnicCmdCtx *c)
+{
+    RnicState *s = c->s;
+    const struct rnic_cmd_rereg_mr *r = &c->cmd->u.rereg_mr;
+    uint32_t key = le32_to_cpu(r->key);
+    uint32_t idx = key >> 8;
+    bool ok = idx && idx <= s->prop.max_mr;
+    RnicMR *mr;
+    uint8_t st;
+
+    if (r->rsvd_52) {
+        return rnic_cmd_err_rsvd(c, "rsvd_52");
+    }
+    st = rnic_cmd_check_obj(c, "MR", idx, s->prop.max_mr,
+                            ok && s->mr[idx].valid &&
+                            s->mr[idx].key == (key & 0xff),
+                            ok ? s->mr[idx].uctx : 0);
+    if (st) {
+        return st;
+    }
+    mr = &s->mr[idx];
+    if (mr->flags || r->reg.flags) {
+        return rnic_cmd_err_param(c, "REREG_MR of a PHYS or FAST_REG MR",
+                                  mr->flags | le32_to_cpu(r->reg.flags), 0);
+    }
+    if (mr->mw_refs) {
+        return rnic_cmd_err_busy(c, "MR", idx, mr->mw_refs);
+    }
+    return rnic_reg_mr_into(c, &r->reg, idx);
 }
 
 static uint8_t cmd_dereg_mr(RnicCmdCtx *c)
@@ -1067,6 +1114,7 @@ static const RnicCmdDesc rnic_cmds[256] = {
     [RNIC_CMD_MODIFY_QP] = { "MODIFY_QP", rnic_cmd_modify_qp },
     [RNIC_CMD_QUERY_QP] = { "QUERY_QP", rnic_cmd_query_qp },
     [RNIC_CMD_REG_MR] = { "REG_MR", cmd_reg_mr },
+    [RNIC_CMD_REREG_MR] = { "REREG_MR", cmd_rereg_mr },
     [RNIC_CMD_DEREG_MR] = { "DEREG_MR", cmd_dereg_mr },
     [RNIC_CMD_CREATE_SRQ] = { "CREATE_SRQ", cmd_create_srq },
     [RNIC_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", cmd_destroy_srq },
