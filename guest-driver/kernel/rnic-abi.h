@@ -233,6 +233,8 @@ enum rnic_cmd_opcode {
     RNIC_CMD_DESTROY_QP     = 0x31,
     RNIC_CMD_MODIFY_QP      = 0x32,
     RNIC_CMD_QUERY_QP       = 0x33,
+    RNIC_CMD_ATTACH_MCAST   = 0x34,
+    RNIC_CMD_DETACH_MCAST   = 0x35,
     RNIC_CMD_REG_MR         = 0x40,
     RNIC_CMD_DEREG_MR       = 0x41,
     RNIC_CMD_REREG_MR       = 0x42,
@@ -309,7 +311,9 @@ struct rnic_device_attr {
      * take, in MiB: creates beyond it fail with RNIC_CMD_ERR_RESOURCE.
      */
     rnic_le32 max_host_mem_mb;
-    rnic_le32 rsvd_148[3];
+    rnic_le32 max_mcast_grp;        /* multicast groups UD QPs can join */
+    rnic_le32 max_mcast_qp_attach;  /* QPs per group */
+    rnic_le32 rsvd_156;
 };
 RNIC_SIZE_CHECK(struct rnic_device_attr, 160);
 
@@ -591,6 +595,19 @@ struct rnic_cmd_modify_srq {
 };
 RNIC_SIZE_CHECK(struct rnic_cmd_modify_srq, 8);
 
+/*
+ * ATTACH_MCAST / DETACH_MCAST: a UD QP joins or leaves a multicast group,
+ * named by its GID (IPv4-mapped 224.0.0.0/4 or IPv6 ff00::/8).  Frames
+ * to the group (BTH destination QP 0xffffff) reach every QP attached,
+ * including the ones of the sender's own device.
+ */
+struct rnic_cmd_mcast {
+    rnic_le32 qpn;
+    rnic_le32 rsvd_4;
+    uint8_t gid[16];
+};
+RNIC_SIZE_CHECK(struct rnic_cmd_mcast, 24);
+
 struct rnic_cmd_alloc_mw {
     rnic_le32 pdn;
     uint8_t type;               /* 1 or 2 */
@@ -646,6 +663,7 @@ struct rnic_cmd {
         struct rnic_cmd_create_srq create_srq;
         struct rnic_cmd_modify_srq modify_srq;
         struct rnic_cmd_alloc_mw alloc_mw;
+        struct rnic_cmd_mcast mcast;
         uint8_t raw[208];
     } u;
     struct rnic_cmd_resp resp;

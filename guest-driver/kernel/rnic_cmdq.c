@@ -384,6 +384,19 @@ int rnic_cmd_dealloc_mw(struct rnic_dev *dev, u16 uctx, u32 rkey)
 	return rnic_cmd_handle_op(dev, RNIC_CMD_DEALLOC_MW, uctx, rkey);
 }
 
+int rnic_cmd_mcast(struct rnic_dev *dev, u16 uctx, bool attach, u32 qpn,
+		   const u8 *gid)
+{
+	struct rnic_cmd_resp resp;
+	struct rnic_cmd cmd;
+
+	rnic_cmd_init(&cmd, attach ? RNIC_CMD_ATTACH_MCAST :
+				     RNIC_CMD_DETACH_MCAST, uctx);
+	cmd.u.mcast.qpn = cpu_to_le32(qpn);
+	memcpy(cmd.u.mcast.gid, gid, sizeof(cmd.u.mcast.gid));
+	return rnic_cmd_exec(dev, &cmd, &resp);
+}
+
 int rnic_cmd_destroy_cq(struct rnic_dev *dev, u16 uctx, u32 cqn)
 {
 	return rnic_cmd_handle_op(dev, RNIC_CMD_DESTROY_CQ, uctx, cqn);

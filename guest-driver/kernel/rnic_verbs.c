@@ -212,6 +212,10 @@ static int rnic_query_device(struct ib_device *ibdev,
 	a->max_srq_sge = min_t(u32, le32_to_cpu(h->max_srq_sge),
 			       RNIC_RQ_MAX_SGE);
 	a->max_mw = (caps & RNIC_DEV_CAP_MW) ? le32_to_cpu(h->max_mw) : 0;
+	a->max_mcast_grp = le32_to_cpu(h->max_mcast_grp);
+	a->max_mcast_qp_attach = le32_to_cpu(h->max_mcast_qp_attach);
+	a->max_total_mcast_qp_attach = a->max_mcast_grp *
+				       a->max_mcast_qp_attach;
 	a->max_fast_reg_page_list_len =
 		le32_to_cpu(h->max_fast_reg_page_list_len);
 	a->max_pkeys = 1;
@@ -513,6 +517,24 @@ static int rnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 	rnic_cmd_destroy_pd(to_rdev(ibpd->device), pd->uctx, pd->pdn);
 	return 0;
+}
+
+/* ---- multicast: the device delivers group frames to the members ---- */
+
+static int rnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct rnic_qp *qp = to_rqp(ibqp);
+
+	return rnic_cmd_mcast(to_rdev(ibqp->device), qp->uctx, true, qp->qpn,
+			      gid->raw);
+}
+
+static int rnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct rnic_qp *qp = to_rqp(ibqp);
+
+	return rnic_cmd_mcast(to_rdev(ibqp->device), qp->uctx, false, qp->qpn,
+			      gid->raw);
 }
 
 /* ---- memory windows (bound by WQEs the provider posts) ---- */
@@ -1074,6 +1096,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.alloc_mw = rnic_alloc_mw,
 	.alloc_pd = rnic_alloc_pd,
 	.alloc_ucontext = rnic_alloc_ucontext,
+	.attach_mcast = rnic_attach_mcast,
 	.create_ah = rnic_create_ah,
 	.create_cq = rnic_create_cq,
 	.create_qp = rnic_create_qp,
@@ -1084,6 +1107,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.dealloc_ucontext = rnic_dealloc_ucontext,
 	.del_gid = rnic_del_gid,
 	.dereg_mr = rnic_dereg_mr,
+	.detach_mcast = rnic_detach_mcast,
 	.destroy_ah = rnic_destroy_ah,
 	.destroy_cq = rnic_destroy_cq,
 	.destroy_qp = rnic_destroy_qp,

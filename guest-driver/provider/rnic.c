@@ -153,6 +153,7 @@ static void rnic_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops rnic_ctx_ops = {
 	.alloc_mw = rnic_alloc_mw,
 	.alloc_pd = rnic_alloc_pd,
+	.attach_mcast = rnic_attach_mcast,
 	.bind_mw = rnic_bind_mw,
 	.create_ah = rnic_create_ah,
 	.create_cq = rnic_create_cq,
@@ -167,6 +168,7 @@ static const struct verbs_context_ops rnic_ctx_ops = {
 	.destroy_cq = rnic_destroy_cq,
 	.destroy_qp = rnic_destroy_qp,
 	.destroy_srq = rnic_destroy_srq,
+	.detach_mcast = rnic_detach_mcast,
 	.free_context = rnic_free_context,
 	.modify_qp = rnic_modify_qp,
 	.modify_srq = rnic_modify_srq,

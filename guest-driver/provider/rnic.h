@@ -215,6 +215,10 @@ int rnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 int rnic_dereg_mr(struct verbs_mr *vmr);
 struct ibv_ah *rnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int rnic_destroy_ah(struct ibv_ah *ah);
+int rnic_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid);
+int rnic_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid);
 
 /* rnic_cq.c */
 struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe,

@@ -182,3 +182,16 @@ int rnic_destroy_ah(struct ibv_ah *ibah)
 	free(to_rah(ibah));
 	return 0;
 }
+
+/* The kernel tells the device which UD QPs joined which group. */
+int rnic_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(qp, gid, lid);
+}
+
+int rnic_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(qp, gid, lid);
+}

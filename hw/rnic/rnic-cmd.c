@@ -271,6 +271,8 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
     a.max_srq_wr = cpu_to_le32(s->prop.max_qp_wr);
     a.max_srq_sge = cpu_to_le32(MIN(s->prop.max_sge, RNIC_RQ_MAX_SGE));
     a.max_mw = cpu_to_le32(s->prop.max_mw);
+    a.max_mcast_grp = cpu_to_le32(s->prop.max_mcast_grp);
+    a.max_mcast_qp_attach = cpu_to_le32(s->prop.max_mcast_qp_attach);
     a.max_fast_reg_page_list_len = cpu_to_le32(s->prop.max_mr_pages);
     a.max_pkeys = cpu_to_le32(1);
     a.max_inline = cpu_to_le32(s->prop.max_inline);
@@ -1113,6 +1115,8 @@ static const RnicCmdDesc rnic_cmds[256] = {
     [RNIC_CMD_DESTROY_QP] = { "DESTROY_QP", rnic_cmd_destroy_qp },
     [RNIC_CMD_MODIFY_QP] = { "MODIFY_QP", rnic_cmd_modify_qp },
     [RNIC_CMD_QUERY_QP] = { "QUERY_QP", rnic_cmd_query_qp },
+    [RNIC_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", rnic_cmd_attach_mcast },
+    [RNIC_CMD_DETACH_MCAST] = { "DETACH_MCAST", rnic_cmd_detach_mcast },
     [RNIC_CMD_REG_MR] = { "REG_MR", cmd_reg_mr },
     [RNIC_CMD_REREG_MR] = { "REREG_MR", cmd_rereg_mr },
     [RNIC_CMD_DEREG_MR] = { "DEREG_MR", cmd_dereg_mr },
@@ -1192,6 +1196,9 @@ void rnic_objects_reset(RnicState *s)
     }
     if (s->mw) {
         memset(s->mw, 0, sizeof(RnicMW) * (s->prop.max_mw + 1));
+    }
+    for (i = 0; s->mcast && i < s->prop.max_mcast_grp; i++) {
+        s->mcast[i].nqp = 0;
     }
     if (s->pd) {
         memset(s->pd, 0, sizeof(RnicPD) * (s->prop.max_pd + 1));

@@ -61,6 +61,8 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c);
 uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c);
 uint8_t rnic_cmd_modify_qp(RnicCmdCtx *c);
 uint8_t rnic_cmd_query_qp(RnicCmdCtx *c);
+uint8_t rnic_cmd_attach_mcast(RnicCmdCtx *c);
+uint8_t rnic_cmd_detach_mcast(RnicCmdCtx *c);
 void rnic_qp_free(RnicState *s, RnicQP *qp);
 
 #endif /* HW_RNIC_CMD_H */

@@ -93,7 +93,11 @@ static bool rnic_net_roce_for_us(RnicState *s, const uint8_t *buf, size_t len)
     if (rnic_ld16be(udp + 2) != RNIC_ROCE_UDP_PORT) {
         return false;
     }
-    return rnic_gid_find(s, dst) >= 0;
+    if (rnic_gid_find(s, dst) >= 0) {
+        return true;
+    }
+    /* Group frames are for us when one of our UD QPs joined the group. */
+    return (buf[0] & 1) && rnic_mcast_find(s, dst);
 }
 
 /* ---- Ethernet RX ring ---- */
@@ -288,6 +292,11 @@ static void rnic_net_emit(RnicState *s, const uint8_t *frame, size_t len)
     if (!rnic_mac_is_ours(s, frame)) {
         trace_rnic_net_tx_roce(len);
         qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+        /* Our own members of the group hear it too, as on a real port. */
+        if ((frame[0] & 1) && rnic_net_roce_for_us(s, frame, len) &&
+            rnic_net_rx_queue(s, frame, len)) {
+            s->cnt[RNIC_CNT_LOOPBACK_PKTS]++;
+        }
         return;
     }
     /* To ourselves: through the receive queue like any other frame. */

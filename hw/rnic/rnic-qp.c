@@ -219,8 +219,119 @@ uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c)
     trace_rnic_qp_destroy(qpn);
     /* Its QPN will be reused: no later QP may inherit its windows. */
     rnic_mw_unbind_qp(s, qpn);
+    rnic_mcast_detach_qp(s, qpn);
     rnic_qp_free(s, qp);
     return RNIC_CMD_OK;
+}
+
+/* ---- multicast groups ---- */
+
+static bool rnic_gid_is_mcast(const uint8_t *gid)
+{
+    static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+    if (!memcmp(gid, v4mapped, sizeof(v4mapped))) {
+        return (gid[12] & 0xf0) == 0xe0;        /* 224.0.0.0/4 */
+    }
+    return gid[0] == 0xff;
+}
+
+RnicMcast *rnic_mcast_find(RnicState *s, const uint8_t *gid)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->prop.max_mcast_grp; i++) {
+        if (s->mcast[i].nqp && !memcmp(s->mcast[i].gid, gid, 16)) {
+            return &s->mcast[i];
+        }
+    }
+    return NULL;
+}
+
+static void rnic_mcast_remove(RnicMcast *g, uint32_t k)
+{
+    g->qpn[k] = g->qpn[--g->nqp];
+}
+
+void rnic_mcast_detach_qp(RnicState *s, uint32_t qpn)
+{
+    uint32_t i, k;
+
+    for (i = 0; i < s->prop.max_mcast_grp; i++) {
+        for (k = 0; k < s->mcast[i].nqp; k++) {
+            if (s->mcast[i].qpn[k] == qpn) {
+                rnic_mcast_remove(&s->mcast[i], k);
+                break;
+            }
+        }
+    }
+}
+
+static uint8_t rnic_cmd_mcast(RnicCmdCtx *c, bool attach)
+{
+    RnicState *s = c->s;
+    const struct rnic_cmd_mcast *m = &c->cmd->u.mcast;
+    uint32_t qpn = le32_to_cpu(m->qpn);
+    RnicMcast *g;
+    RnicQP *qp;
+    uint32_t i, k = 0;
+    uint8_t st;
+
+    if (m->rsvd_4) {
+        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    }
+    st = rnic_cmd_get_qp(c, qpn, &qp);
+    if (st) {
+        return st;
+    }
+    if (qp->type != RNIC_QPT_UD) {
+        return rnic_cmd_err_param(c, "multicast on a QP type", qp->type,
+                                  RNIC_QPT_UD);
+    }
+    if (!rnic_gid_is_mcast(m->gid)) {
+        return rnic_cmd_err_param(c, "GID not multicast", m->gid[0], 0xff);
+    }
+    g = rnic_mcast_find(s, m->gid);
+    while (g && k < g->nqp && g->qpn[k] != qpn) {
+        k++;
+    }
+    if (!attach) {
+        if (!g || k == g->nqp) {
+            return rnic_cmd_err_param(c, "QP not in the group", qpn, 0);
+        }
+        rnic_mcast_remove(g, k);
+        trace_rnic_mcast(qpn, "detach", g->nqp);
+        return RNIC_CMD_OK;
+    }
+    if (g && k < g->nqp) {
+        return RNIC_CMD_OK;     /* a member already */
+    }
+    if (!g) {
+        for (i = 0; i < s->prop.max_mcast_grp && s->mcast[i].nqp; i++) {
+            ;
+        }
+        if (i == s->prop.max_mcast_grp) {
+            return rnic_cmd_err_resource(c, "multicast group");
+        }
+        g = &s->mcast[i];
+        memcpy(g->gid, m->gid, sizeof(g->gid));
+    }
+    if (g->nqp >= s->prop.max_mcast_qp_attach) {
+        return rnic_cmd_err_resource(c, "multicast group member");
+    }
+    g->qpn[g->nqp++] = qpn;
+    trace_rnic_mcast(qpn, "attach", g->nqp);
+    return RNIC_CMD_OK;
+}
+
+uint8_t rnic_cmd_attach_mcast(RnicCmdCtx *c)
+{
+    return rnic_cmd_mcast(c, true);
+}
+
+uint8_t rnic_cmd_detach_mcast(RnicCmdCtx *c)
+{
+    return rnic_cmd_mcast(c, false);
 }
 
 /*

@@ -982,12 +982,53 @@ static const char *rnic_rx_source_check(RnicState *s, const RnicQP *qp,
     return NULL;
 }
 
+/* One packet for one QP: the checks every QP makes, then its role. */
+static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                          const uint8_t *frame, size_t len,
+                          const RnicOpcodeInfo *info)
+{
+    if (!rnic_opcode_fits_qp(qp, p->bth.opcode)) {
+        rnic_rx_drop(s, qp->qpn, "opcode of another transport");
+        return;
+    }
+    if (qp->state != RNIC_QPS_RESET && qp->state != RNIC_QPS_INIT) {
+        const char *why = rnic_rx_source_check(s, qp, p);
+
+        if (why) {
+            rnic_rx_drop(s, qp->qpn, why);
+            return;
+        }
+    }
+    trace_rnic_tp_rx(qp->qpn, info->name, p->bth.psn, p->payload_len);
+
+    if (info->flags & RNIC_OPF_RESPONSE) {
+        if (qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) {
+            rnic_rx_drop(s, qp->qpn, "response in wrong QP state");
+            return;
+        }
+        s->cnt[RNIC_CNT_RX_PKTS]++;
+        s->cnt[RNIC_CNT_RX_BYTES] += len;
+        rnic_comp_rx(s, qp, p, frame);
+        return;
+    }
+    if (qp->state != RNIC_QPS_RTR && qp->state != RNIC_QPS_RTS &&
+        qp->state != RNIC_QPS_SQD) {
+        rnic_rx_drop(s, qp->qpn, "request in wrong QP state");
+        return;
+    }
+    s->cnt[RNIC_CNT_RX_PKTS]++;
+    s->cnt[RNIC_CNT_RX_BYTES] += len;
+    rnic_resp_request(s, qp, p, frame, info->flags);
+}
+
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
 {
     const RnicOpcodeInfo *info;
     RnicWireErr err;
+    RnicMcast *g;
     RnicPkt p;
     RnicQP *qp;
+    uint32_t k;
 
     err = rnic_wire_parse(frame, len, &p);
     if (err != RNIC_WIRE_OK) {
@@ -999,47 +1040,31 @@ void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
         return;
     }
     info = rnic_opcode_info(p.bth.opcode);
-    qp = rnic_qp_get(s, p.bth.dqpn);
     if (!info) {
         rnic_rx_drop(s, p.bth.dqpn, "opcode not implemented");
         return;
     }
+    if (p.bth.dqpn == RNIC_QPN_MASK) {
+        /* Multicast: a copy for every QP of the group (UD ones only). */
+        g = rnic_mcast_find(s, p.ip_dst);
+        if (!g) {
+            rnic_rx_drop(s, p.bth.dqpn, "no such multicast group");
+            return;
+        }
+        for (k = 0; k < g->nqp; k++) {
+            qp = rnic_qp_get(s, g->qpn[k]);
+            if (qp && qp->tp) {
+                rnic_tp_rx_qp(s, qp, &p, frame, len, info);
+            }
+        }
+        return;
+    }
+    qp = rnic_qp_get(s, p.bth.dqpn);
     if (!qp || !qp->tp) {
         rnic_rx_drop(s, p.bth.dqpn, "unknown QP");
         return;
     }
-    if (!rnic_opcode_fits_qp(qp, p.bth.opcode)) {
-        rnic_rx_drop(s, qp->qpn, "opcode of another transport");
-        return;
-    }
-    if (qp->state != RNIC_QPS_RESET && qp->state != RNIC_QPS_INIT) {
-        const char *why = rnic_rx_source_check(s, qp, &p);
-
-        if (why) {
-            rnic_rx_drop(s, qp->qpn, why);
-            return;
-        }
-    }
-    trace_rnic_tp_rx(qp->qpn, info->name, p.bth.psn, p.payload_len);
-
-    if (info->flags & RNIC_OPF_RESPONSE) {
-        if (qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) {
-            rnic_rx_drop(s, qp->qpn, "response in wrong QP state");
-            return;
-        }
-        s->cnt[RNIC_CNT_RX_PKTS]++;
-        s->cnt[RNIC_CNT_RX_BYTES] += len;
-        rnic_comp_rx(s, qp, &p, frame);
-        return;
-    }
-    if (qp->state != RNIC_QPS_RTR && qp->state != RNIC_QPS_RTS &&
-        qp->state != RNIC_QPS_SQD) {
-        rnic_rx_drop(s, qp->qpn, "request in wrong QP state");
-        return;
-    }
-    s->cnt[RNIC_CNT_RX_PKTS]++;
-    s->cnt[RNIC_CNT_RX_BYTES] += len;
-    rnic_resp_request(s, qp, &p, frame, info->flags);
+    rnic_tp_rx_qp(s, qp, &p, frame, len, info);
 }
 
 void rnic_resp_reset(RnicTransport *tp)

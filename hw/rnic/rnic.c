@@ -33,6 +33,8 @@
 #define RNIC_CAP_MAX_PD         (1u << 17)
 #define RNIC_CAP_MAX_SRQ        (1u << 17)
 #define RNIC_CAP_MAX_MW         (1u << 20)
+#define RNIC_CAP_MCAST_GRP      1024
+#define RNIC_CAP_MCAST_ATTACH   64
 #define RNIC_CAP_MAX_UCTX       1023        /* BAR2 of at most 4 MiB */
 #define RNIC_CAP_MAX_EQ         1024
 #define RNIC_CAP_MAX_MR_PAGES   (1u << 24)
@@ -60,6 +62,9 @@ static bool rnic_check_props(RnicState *s, Error **errp)
         { "max-pd", s->prop.max_pd, 1, RNIC_CAP_MAX_PD },
         { "max-srq", s->prop.max_srq, 0, RNIC_CAP_MAX_SRQ },
         { "max-mw", s->prop.max_mw, 0, RNIC_CAP_MAX_MW },
+        { "max-mcast-grp", s->prop.max_mcast_grp, 0, RNIC_CAP_MCAST_GRP },
+        { "max-mcast-qp-attach", s->prop.max_mcast_qp_attach, 1,
+          RNIC_CAP_MCAST_ATTACH },
         { "max-uctx", s->prop.max_uctx, 0, RNIC_CAP_MAX_UCTX },
         { "max-eq", s->prop.max_eq, 1, RNIC_CAP_MAX_EQ },
         { "max-sge", s->prop.max_sge, 1,
@@ -114,6 +119,8 @@ static void rnic_free_tables(RnicState *s)
     g_free(s->eq);
     g_free(s->mr);
     g_free(s->mw);
+    g_free(s->mcast);
+    g_free(s->mcast_qpn);
     g_free(s->srq);
     g_free(s->qp);
     g_free(s->gid);
@@ -125,6 +132,8 @@ static void rnic_free_tables(RnicState *s)
     s->eq = NULL;
     s->mr = NULL;
     s->mw = NULL;
+    s->mcast = NULL;
+    s->mcast_qpn = NULL;
     s->srq = NULL;
     s->qp = NULL;
     s->gid = NULL;
@@ -138,16 +147,23 @@ static bool rnic_alloc_tables(RnicState *s, Error **errp)
     s->eq = g_try_new0(RnicEQ, s->prop.max_eq);
     s->mr = g_try_new0(RnicMR, s->prop.max_mr + 1);
     s->mw = g_try_new0(RnicMW, s->prop.max_mw + 1);
+    s->mcast = g_try_new0(RnicMcast, MAX(s->prop.max_mcast_grp, 1));
+    s->mcast_qpn = g_try_new0(uint32_t, MAX(s->prop.max_mcast_grp, 1) *
+                                        s->prop.max_mcast_qp_attach);
     s->srq = g_try_new0(RnicSRQ, s->prop.max_srq + 1);
     s->qp = g_try_new0(RnicQP *, s->prop.max_qp + 2);
     s->gid = g_try_new0(RnicGid, s->prop.max_gid);
     s->cq_ev = g_try_new0(unsigned long,
                           BITS_TO_LONGS(s->prop.max_cq + 1));
     if (!s->uctx || !s->pd || !s->cq || !s->eq || !s->mr || !s->mw ||
-        !s->srq || !s->qp || !s->gid || !s->cq_ev) {
+        !s->mcast || !s->mcast_qpn || !s->srq || !s->qp || !s->gid ||
+        !s->cq_ev) {
         rnic_free_tables(s);
         error_setg(errp, "rnic: cannot allocate the object tables");
         return false;
+    }
+    for (uint32_t i = 0; i < s->prop.max_mcast_grp; i++) {
+        s->mcast[i].qpn = &s->mcast_qpn[i * s->prop.max_mcast_qp_attach];
     }
     return true;
 }
@@ -255,6 +271,9 @@ static const Property rnic_properties[] = {
     DEFINE_PROP_UINT32("max-pd", RnicState, prop.max_pd, 1024),
     DEFINE_PROP_UINT32("max-srq", RnicState, prop.max_srq, 256),
     DEFINE_PROP_UINT32("max-mw", RnicState, prop.max_mw, 1024),
+    DEFINE_PROP_UINT32("max-mcast-grp", RnicState, prop.max_mcast_grp, 64),
+    DEFINE_PROP_UINT32("max-mcast-qp-attach", RnicState,
+                       prop.max_mcast_qp_attach, 8),
     DEFINE_PROP_UINT32("max-uctx", RnicState, prop.max_uctx, 64),
     DEFINE_PROP_UINT32("max-eq", RnicState, prop.max_eq, 16),
     DEFINE_PROP_UINT32("max-sge", RnicState, prop.max_sge, 6),

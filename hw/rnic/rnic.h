@@ -105,6 +105,13 @@ typedef struct RnicCQ {
  */
 #define RNIC_MW_KEY_FLAG        (1u << 31)
 
+/* A multicast group some UD QPs joined; nqp 0 = free slot. */
+typedef struct RnicMcast {
+    uint8_t gid[16];
+    uint32_t nqp;
+    uint32_t *qpn;              /* [max_mcast_qp_attach] */
+} RnicMcast;
+
 typedef struct RnicMW {
     bool valid;
     bool bound;
@@ -237,6 +244,8 @@ struct RnicState {
         uint32_t max_pd;
         uint32_t max_srq;
         uint32_t max_mw;
+        uint32_t max_mcast_grp;
+        uint32_t max_mcast_qp_attach;
         uint32_t max_uctx;
         uint32_t max_eq;
         uint32_t max_sge;
@@ -290,6 +299,8 @@ struct RnicState {
     RnicEQ *eq;                 /* [max_eq] */
     RnicMR *mr;                 /* [max_mr + 1] */
     RnicMW *mw;                 /* [max_mw + 1] */
+    RnicMcast *mcast;           /* [max_mcast_grp] */
+    uint32_t *mcast_qpn;        /* [max_mcast_grp * max_mcast_qp_attach] */
     RnicSRQ *srq;               /* [max_srq + 1] */
     RnicQP **qp;                /* [max_qp + 2], allocated on create */
     RnicGid *gid;               /* [max_gid] */
@@ -426,6 +437,9 @@ const char *rnic_mw_bind(RnicState *s, uint32_t pdn, uint32_t qpn,
 RnicMW *rnic_mw_of_key(RnicState *s, uint32_t key);
 /* Drops a window's binding (and the MR's reference to it). */
 void rnic_mw_unbind(RnicState *s, RnicMW *mw);
+/* rnic-qp.c: the group 'gid' names, if any QP joined it. */
+RnicMcast *rnic_mcast_find(RnicState *s, const uint8_t *gid);
+void rnic_mcast_detach_qp(RnicState *s, uint32_t qpn);
 /* Drops the bindings of the type 2 windows bound through QP 'qpn'. */
 void rnic_mw_unbind_qp(RnicState *s, uint32_t qpn);
 

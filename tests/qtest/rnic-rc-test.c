@@ -854,8 +854,9 @@ static void env_ud_qp(Env *e, QRnicQp *qp, uint8_t type, uint32_t qkey)
  * Posts and rings a signaled UD SEND of @len bytes from the MR at offset
  * 0 to PEER_QPN, with the address vector at offset 64 of the WQE.
  */
-static void post_ud_send(Env *e, QRnicQp *qp, uint64_t wr_id, uint32_t qkey,
-                         uint8_t sgid_index, uint32_t len)
+static void post_ud_send_to(Env *e, QRnicQp *qp, uint64_t wr_id,
+                            uint32_t qkey, uint8_t sgid_index, uint32_t len,
+                            uint32_t dqpn, uint32_t dip, const uint8_t *dmac)
 {
     uint8_t buf[RNIC_SQ_WQE_SIZE] = { 0 };
     struct rnic_send_wqe w;
@@ -864,10 +865,10 @@ static void post_ud_send(Env *e, QRnicQp *qp, uint64_t wr_id, uint32_t qkey,
     uint32_t idx = qp->sq_pi & ((1u << qp->sq_log_size) - 1);
 
     rt_send_wqe(&w, wr_id, RNIC_WR_SEND, 1);
-    w.ud_qpn = cpu_to_le32(PEER_QPN);
+    w.ud_qpn = cpu_to_le32(dqpn);
     w.ud_qkey = cpu_to_le32(qkey);
-    rt_ipv4_gid(PEER_IP, av.dgid);
-    memcpy(av.dmac, rt_peer_mac, 6);
+    rt_ipv4_gid(dip, av.dgid);
+    memcpy(av.dmac, dmac, 6);
     av.sgid_index = sgid_index;
     av.hop_limit = 64;
     av.net_type = RNIC_NET_IPV4;
@@ -879,6 +880,13 @@ static void post_ud_send(Env *e, QRnicQp *qp, uint64_t wr_id, uint32_t qkey,
                    buf, sizeof(buf));
     qp->sq_pi++;
     qrnic_ring_sq(e->r, qp);
+}
+
+static void post_ud_send(Env *e, QRnicQp *qp, uint64_t wr_id, uint32_t qkey,
+                         uint8_t sgid_index, uint32_t len)
+{
+    post_ud_send_to(e, qp, wr_id, qkey, sgid_index, len, PEER_QPN, PEER_IP,
+                    rt_peer_mac);
 }
 
 /* The next frame is a UD SEND from @qp with @qkey, and it completes. */
@@ -952,6 +960,99 @@ static void test_ud_bad_sgid(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, 0);
 }
 
+/* ---- multicast ---- */
+
+#define MCAST_IP        0xef010203u     /* 239.1.2.3 */
+static const uint8_t mcast_mac[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+
+static uint8_t mcast_cmd(Env *e, uint8_t op, uint32_t qpn, uint32_t ip)
+{
+    struct rnic_cmd cmd;
+
+    qrnic_cmd_init(&cmd, op);
+    cmd.u.mcast.qpn = cpu_to_le32(qpn);
+    rt_ipv4_gid(ip, cmd.u.mcast.gid);
+    return qrnic_cmd(e->r, &cmd, NULL);
+}
+
+/*
+ * Sends to the group from one UD QP: the frame goes to the wire with
+ * destination QP 0xffffff, and the other UD QP of this device gets it
+ * while it is a member.  Returns how many receive CQEs came.
+ */
+static int mcast_round(Env *e, QRnicQp *tx, QRnicQp *rx, uint64_t wr_id,
+                       const uint8_t *payload, uint32_t len)
+{
+    struct rnic_cqe cqe;
+    uint8_t got[64];
+    int recvs = 0;
+    Roce f;
+
+    post_ud_send_to(e, tx, wr_id, UD_QKEY, 0, len, 0xffffff, MCAST_IP,
+                    mcast_mac);
+    rt_recv_roce_any(e, &f);
+    g_assert_cmphex(f.dqpn, ==, 0xffffff);
+    g_assert_cmphex(f.dip, ==, MCAST_IP);
+    g_assert_cmpmem(f.dmac, 6, mcast_mac, 6);
+    qrnic_settle(e->r);
+    while (qrnic_cq_poll(e->r, &e->cq, &cqe)) {
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        if (le32_to_cpu(cqe.qpn) == tx->qpn) {
+            g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
+            continue;
+        }
+        g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, rx->qpn);
+        g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_RECV);
+        g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, tx->qpn);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + len);
+        qtest_memread(qrnic_qts(e->r), e->mr.buf + 256 + 40, got, len);
+        g_assert_cmpmem(got, len, payload, len);
+        recvs++;
+    }
+    return recvs;
+}
+
+static void test_ud_mcast(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp tx, rx;
+    struct rnic_sge sge;
+    uint8_t payload[32];
+
+    rt_env_basic(&e, obj, data);
+    rt_fill_pattern(payload, sizeof(payload), 0x6d);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, payload, sizeof(payload));
+    env_ud_qp(&e, &tx, RNIC_QPT_UD, UD_QKEY);
+    env_ud_qp(&e, &rx, RNIC_QPT_UD, UD_QKEY);
+    rt_env_rc_qp(&e, RNIC_QPS_INIT);
+
+    /* A unicast GID, an RC QP, a QP not in the group: refused. */
+    g_assert_cmpuint(mcast_cmd(&e, RNIC_CMD_ATTACH_MCAST, rx.qpn, PEER_IP),
+                     ==, RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(mcast_cmd(&e, RNIC_CMD_ATTACH_MCAST, e.qp.qpn, MCAST_IP),
+                     ==, RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(mcast_cmd(&e, RNIC_CMD_DETACH_MCAST, rx.qpn, MCAST_IP),
+                     ==, RNIC_CMD_ERR_PARAM);
+    /* Not a member yet: the frame only goes to the wire. */
+    rt_sge_of(&sge, &e.mr, 256, 256);
+    qrnic_post_recv(e.r, &rx, 0x55, &sge, 1);
+    qrnic_ring_rq(e.r, &rx);
+    g_assert_cmpint(mcast_round(&e, &tx, &rx, 0x500, payload, 32), ==, 0);
+
+    /* Joining twice is joining once. */
+    g_assert_cmpuint(mcast_cmd(&e, RNIC_CMD_ATTACH_MCAST, rx.qpn, MCAST_IP),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(mcast_cmd(&e, RNIC_CMD_ATTACH_MCAST, rx.qpn, MCAST_IP),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpint(mcast_round(&e, &tx, &rx, 0x501, payload, 32), ==, 1);
+
+    g_assert_cmpuint(mcast_cmd(&e, RNIC_CMD_DETACH_MCAST, rx.qpn, MCAST_IP),
+                     ==, RNIC_CMD_OK);
+    qrnic_post_recv(e.r, &rx, 0x56, &sge, 1);
+    qrnic_ring_rq(e.r, &rx);
+    g_assert_cmpint(mcast_round(&e, &tx, &rx, 0x502, payload, 32), ==, 0);
+}
+
 static void test_rc_rx_too_many_sge(void *obj, void *data,
                                     QGuestAllocator *alloc)
 {
@@ -1011,6 +1112,7 @@ static void register_rnic_rc_test(void)
     rt_add("gsi-qp", test_gsi_qp);
     rt_add("ud-gsi-qkey", test_ud_gsi_qkey);
     rt_add("ud-bad-sgid", test_ud_bad_sgid);
+    rt_add("ud-mcast", test_ud_mcast);
     rt_add("rc-rx-too-many-sge", test_rc_rx_too_many_sge);
     rt_use_node_b(false);
 }

@@ -136,6 +136,7 @@ size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size);
 void rt_sock_send(int fd, const uint8_t *buf, size_t len);
 ssize_t rt_sock_recv(int fd, uint8_t *buf, size_t size, int timeout_ms);
 void rt_recv_roce(Env *e, Roce *f);
+void rt_recv_roce_any(Env *e, Roce *f);
 void rt_assert_no_frame(Env *e, int timeout_ms);
 /* The next frame is an ACK (any credits) or exactly the NAK 'syndrome'. */
 void rt_expect_ack(Env *e, uint8_t syndrome, uint32_t psn);
