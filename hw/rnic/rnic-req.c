@@ -275,11 +275,11 @@ static bool rnic_req_fetch(RnicState *s, RnicQP *qp)
                            "atomic needs an 8-byte SGE");
             return false;
         }
-        if (w->remote_addr & 7) {
-            rnic_swqe_fail(qp, w, RNIC_WC_LOC_QP_OP_ERR,
-                           "misaligned atomic");
-            return false;
-        }
+        /*
+         * A misaligned remote address is the responder's to refuse (an
+         * invalid-request NAK, so REM_INV_REQ_ERR here), as on the wire
+         * between any two RNICs.
+         */
         w->num_sge = 1;
         w->sge[0].length = 8;
         len = 8;
