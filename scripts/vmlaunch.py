@@ -105,6 +105,10 @@ def parse_args(argv):
     p.add_argument("--guest-timeout", type=float,
                    help="timeout of the command inside the guest (default: timeout - 60)")
     p.add_argument("--mem", default=os.environ.get("RNIC_VM_MEM", "1024"), help="MiB per VM")
+    p.add_argument("--accel", choices=["auto", "kvm", "tcg"],
+                   default=os.environ.get("RNIC_ACCEL", "auto"),
+                   help="auto (default): KVM when /dev/kvm answers a probe, "
+                        "else TCG")
     p.add_argument("--smp", default="1")
     p.add_argument("--machine", default="q35")
     p.add_argument("--net", choices=["auto", "stream", "mcast"], default="auto",
@@ -158,6 +162,73 @@ def parse_args(argv):
     if args.guest_timeout is None:
         args.guest_timeout = max(30, args.timeout - 60)
     return args
+
+
+KVM_PROBE_TIMEOUT = 10
+
+
+def kvm_probe(qemu):
+    """(works, why): starts QEMU with KVM and no machine, in a child.
+
+    Some hosts have a /dev/kvm that hangs: the child is then abandoned
+    after KVM_PROBE_TIMEOUT seconds (a task stuck in the kernel may not
+    even die).  The answer is kept per boot and QEMU binary, so a test
+    suite probes once.
+    """
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False, "no usable /dev/kvm"
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as f:
+            boot = f.read().strip()
+        st = os.stat(qemu)
+    except OSError:
+        boot, st = None, None
+    cache = None
+    if boot and st:
+        key = hashlib.sha256(("%s %s %d %d" % (boot, os.path.realpath(qemu), st.st_size,
+                                               st.st_mtime_ns)).encode()).hexdigest()[:16]
+        cache = os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp",
+                             "rnic-kvm-probe-%s" % key)
+        try:
+            with open(cache, encoding="utf-8") as f:
+                works, why = f.read().split(" ", 1)
+            return works == "yes", why.strip()
+        except (OSError, ValueError):
+            pass
+    # A real machine and vCPU, run for a moment: a host can create KVM VMs
+    # and still fail at the first vCPU register load (nested setups).
+    argv = [qemu, "-accel", "kvm", "-cpu", "host", "-machine", "q35", "-m", "64",
+            "-nodefaults", "-no-user-config", "-display", "none", "-S",
+            "-monitor", "stdio"]
+    try:
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError as e:
+        return False, "probe did not start: %s" % e
+    try:
+        child.stdin.write(b"cont\n")
+        child.stdin.flush()
+        time.sleep(1)
+        child.stdin.write(b"quit\n")
+        child.stdin.flush()
+    except OSError:
+        pass
+    try:
+        rc = child.wait(timeout=KVM_PROBE_TIMEOUT)
+        works, why = rc == 0, "probe exited with %d" % rc
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        works, why = False, "/dev/kvm did not answer in %ds" % KVM_PROBE_TIMEOUT
+    if cache:
+        try:
+            with open(cache, "w", encoding="utf-8") as f:
+                f.write("%s %s\n" % ("yes" if works else "no", why))
+        except OSError:
+            pass
+    return works, why
 
 
 def set_pdeathsig():
@@ -272,6 +343,7 @@ def prune_runs(runs_dir):
 class Launcher:
     def __init__(self, args):
         self.args = args
+        self.accel = "tcg"
         self.vms = []
         if args.workdir:
             self.workdir = os.path.abspath(args.workdir)
@@ -374,8 +446,9 @@ class Launcher:
             f.write(self.guest_command(i))
         with open(env_file, "w", encoding="utf-8") as f:
             f.write(self.guest_env(i))
+        cpu = "host" if self.accel == "kvm" else "max"
         argv = [a.qemu, "-name", "rnic-vm%d" % i,
-                "-machine", a.machine, "-accel", "tcg", "-cpu", "max",
+                "-machine", a.machine, "-accel", self.accel, "-cpu", cpu,
                 "-m", str(a.mem), "-smp", str(a.smp),
                 "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"]
         for d in a.firmware_dir:
@@ -426,6 +499,13 @@ class Launcher:
                  % (rel(self.workdir), n, net, self.mode))
         if not os.access(a.qemu, os.X_OK):
             return self.fail("vm launch", "QEMU binary %s not found" % a.qemu, self.log_path)
+        if a.accel == "auto":
+            works, why = kvm_probe(a.qemu)
+            self.accel = "kvm" if works else "tcg"
+            self.log("accelerator %s (KVM: %s)" % (self.accel, why))
+        else:
+            self.accel = a.accel
+            self.log("accelerator %s (--accel)" % self.accel)
         env = dict(os.environ, TMPDIR=self.workdir)
         t0 = time.monotonic()
         for i in range(n):
