@@ -35,6 +35,8 @@ static_assert(PAGE_SIZE == RNIC_DB_PAGE_SIZE,
 #define DRV_NAME		"rnic"
 
 #define RNIC_CMD_TIMEOUT_MS	5000
+/* DESTROY_QP of a QP still flushing: retries 1-2 ms apart. */
+#define RNIC_DESTROY_QP_TRIES	5000
 #define RNIC_CMDQ_LOG_SIZE	5
 #define RNIC_EQ_LOG_SIZE	10
 #define RNIC_ASYNC_EQN		0
@@ -125,6 +127,7 @@ struct rnic_dev {
 
 	struct net_device *ndev;
 	struct work_struct link_work;	/* PORT_ACTIVE/PORT_DOWN events */
+	struct work_struct fatal_work;	/* IB_EVENT_DEVICE_FATAL */
 	struct mutex link_lock;		/* carrier, port_active, ndev */
 	bool port_active;
 	bool ib_registered;
@@ -325,5 +328,7 @@ int rnic_net_init(struct rnic_dev *dev);
 void rnic_net_destroy(struct rnic_dev *dev);
 void rnic_net_link_update(struct rnic_dev *dev);
 void rnic_link_work(struct work_struct *work);
+void rnic_fatal_work(struct work_struct *work);
+void rnic_qp_purge_cqes(struct rnic_qp *qp);
 
 #endif /* RNIC_H */

@@ -14,14 +14,25 @@
 
 #include "rnic.h"
 
+/*
+ * A command that timed out or a fatal status: the device may still own
+ * rings and pages that the callers of the failed commands are about to
+ * free.  Reset it first, so that it stops all DMA, then tell the ULPs
+ * (IB_EVENT_DEVICE_FATAL); every later command fails at once.
+ */
 static void rnic_cmdq_mark_dead(struct rnic_dev *dev, const char *why)
 {
-	if (!dev->cmdq.dead)
-		dev_err(&dev->pdev->dev,
-			"command queue dead (%s), status 0x%x fatal code 0x%x\n",
-			why, rnic_rd32(dev, RNIC_REG_STATUS),
-			rnic_rd32(dev, RNIC_REG_FATAL_CODE));
-	dev->cmdq.dead = true;
+	if (dev->cmdq.dead)
+		return;
+	dev_err(&dev->pdev->dev,
+		"command queue dead (%s), status 0x%x fatal code 0x%x: resetting the device\n",
+		why, rnic_rd32(dev, RNIC_REG_STATUS),
+		rnic_rd32(dev, RNIC_REG_FATAL_CODE));
+	WRITE_ONCE(dev->cmdq.dead, true);
+	rnic_wr32(dev, RNIC_REG_CTRL, RNIC_CTRL_RESET);
+	/* The reset is synchronous; the read flushes the posted write. */
+	rnic_rd32(dev, RNIC_REG_STATUS);
+	schedule_work(&dev->fatal_work);
 }
 
 bool rnic_dev_dead(struct rnic_dev *dev)

@@ -103,6 +103,7 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
 	INIT_WORK(&dev->link_work, rnic_link_work);
+	INIT_WORK(&dev->fatal_work, rnic_fatal_work);
 	mutex_init(&dev->link_lock);
 
 	err = pci_enable_device(pdev);
@@ -159,8 +160,9 @@ err_net:
 	rnic_net_destroy(dev);
 err_eqs:
 	rnic_eqs_destroy(dev);
-	cancel_work_sync(&dev->link_work);
 err_cmdq:
+	cancel_work_sync(&dev->link_work);
+	cancel_work_sync(&dev->fatal_work);
 	rnic_hw_reset(dev);
 	rnic_cmdq_destroy(dev);
 err_vectors:
@@ -187,6 +189,7 @@ static void rnic_remove(struct pci_dev *pdev)
 	rnic_eqs_destroy(dev);
 	/* An EQE may have queued the link work after the netdev went. */
 	cancel_work_sync(&dev->link_work);
+	cancel_work_sync(&dev->fatal_work);
 	rnic_hw_reset(dev);
 	rnic_cmdq_destroy(dev);
 	pci_free_irq_vectors(pdev);

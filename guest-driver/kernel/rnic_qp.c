@@ -290,10 +290,21 @@ int rnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct rnic_dev *dev = to_rdev(ibqp->device);
 	struct rnic_qp *qp = to_rqp(ibqp);
+	int tries;
 
-	rnic_cmd_destroy_qp(dev, qp->uctx, qp->qpn);
+	/*
+	 * A QP in ERR still flushing its WQEs is answered BUSY: its users
+	 * (a verbs program whose device is going away, among others) wait
+	 * for those completions.  The flush takes a few device runs.
+	 */
+	for (tries = 0; tries < RNIC_DESTROY_QP_TRIES; tries++) {
+		if (rnic_cmd_destroy_qp(dev, qp->uctx, qp->qpn) != -EBUSY)
+			break;
+		usleep_range(1000, 2000);
+	}
 	/* After this no event handler can still see the QP. */
 	xa_erase_irq(&dev->qp_xa, qp->qpn);
+	rnic_qp_purge_cqes(qp);
 	rnic_wq_free(dev, &qp->sq);
 	rnic_wq_free(dev, &qp->rq);
 	return 0;
@@ -383,6 +394,7 @@ int rnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		WRITE_ONCE(qp->qkey, attr->qkey);
 	qp->state = next;
 	if (next == IB_QPS_RESET && !qp->user) {
+		rnic_qp_purge_cqes(qp);
 		/* The device cleared its ring indices; so do we. */
 		spin_lock_irq(&qp->sq_lock);
 		qp->sq.pi = 0;
@@ -724,6 +736,79 @@ int rnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 /* ---- kernel CQ polling ---- */
 
+/* Frees @n SRQ slots whose receives completed (or were purged). */
+static void rnic_srq_retire(struct rnic_srq *srq, u32 n)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	WRITE_ONCE(srq->wq.ci, srq->wq.ci + n);
+	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
+/*
+ * Drops kernel QP @qp's CQEs from @cq when it is destroyed or reset, so
+ * that neither a later QP with the same QPN nor the same QP after RESET
+ * takes them for its own.  The others keep their order: they slide
+ * towards the newest entry and the consumer index moves past the freed
+ * slots.  Purged receives of an SRQ QP still free their SRQ slots.  User
+ * CQs are the provider's to clean.
+ */
+static void rnic_kcq_purge(struct rnic_cq *cq, struct rnic_qp *qp)
+{
+	u32 mask, end, src, removed = 0, srq_freed = 0;
+	unsigned long flags;
+
+	if (cq->umem || !cq->cqes)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	mask = (1u << cq->log_size) - 1;
+	for (end = cq->ci; end - cq->ci <= mask; end++) {
+		struct rnic_cqe *e = &cq->cqes[end & mask];
+		u8 want = !((end >> cq->log_size) & 1);
+
+		if ((READ_ONCE(e->owner) & RNIC_CQE_OWNER) != want)
+			break;
+	}
+	/* Bodies only after the owner bits. */
+	dma_rmb();
+	for (src = end; src-- != cq->ci;) {
+		struct rnic_cqe *e = &cq->cqes[src & mask];
+
+		if (le32_to_cpu(e->qpn) == qp->qpn) {
+			if (qp->has_srq && (e->opcode & RNIC_WC_RECV))
+				srq_freed++;
+			removed++;
+		} else if (removed) {
+			struct rnic_cqe *d = &cq->cqes[(src + removed) & mask];
+			u8 owner = d->owner;
+
+			*d = *e;
+			d->owner = owner;
+		}
+	}
+	if (removed) {
+		cq->ci += removed;
+		WRITE_ONCE(cq->dbrec->ci, cpu_to_le32(cq->ci));
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (srq_freed)
+		rnic_srq_retire(to_rsrq(qp->ibqp.srq), srq_freed);
+}
+
+void rnic_qp_purge_cqes(struct rnic_qp *qp)
+{
+	struct rnic_cq *scq = to_rcq(qp->ibqp.send_cq);
+	struct rnic_cq *rcq = to_rcq(qp->ibqp.recv_cq);
+
+	if (qp->user)
+		return;
+	rnic_kcq_purge(scq, qp);
+	if (rcq != scq)
+		rnic_kcq_purge(rcq, qp);
+}
+
+
 static struct rnic_cqe *rnic_cq_next(struct rnic_cq *cq)
 {
 	struct rnic_cqe *cqe = &cq->cqes[cq->ci & ((1u << cq->log_size) - 1)];
@@ -834,9 +919,11 @@ static bool rnic_cqe_to_wc(struct rnic_dev *dev, const struct rnic_cqe *c,
 		 * each completion (the kernel SRQ is sized with slack).
 		 */
 		if (qp->has_srq) {
-			struct rnic_srq *srq = to_rsrq(qp->ibqp.srq);
-
-			WRITE_ONCE(srq->wq.ci, srq->wq.ci + 1);
+			/*
+			 * QPs on other CQs share the SRQ: their pollers update
+			 * it too, so the CQ lock alone does not cover it.
+			 */
+			rnic_srq_retire(to_rsrq(qp->ibqp.srq), 1);
 		} else {
 			WRITE_ONCE(qp->rq.ci, qp->rq.ci + 1);
 		}

@@ -519,6 +519,19 @@ static int rnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+void rnic_fatal_work(struct work_struct *work)
+{
+	struct rnic_dev *dev = container_of(work, struct rnic_dev, fatal_work);
+	struct ib_event ev = {
+		.device = &dev->ibdev,
+		.event = IB_EVENT_DEVICE_FATAL,
+		.element.port_num = RNIC_PORT,
+	};
+
+	if (dev->ib_registered)
+		ib_dispatch_event(&ev);
+}
+
 /* ---- multicast: the device delivers group frames to the members ---- */
 
 static int rnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)

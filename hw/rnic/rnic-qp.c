@@ -210,6 +210,16 @@ uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c)
     if (st) {
         return st;
     }
+    /*
+     * A QP in ERR owes flush completions for every WQE it still holds;
+     * they go out over budgeted runs.  Destroying it before that would
+     * drop them and leave its user waiting: BUSY until they are out.
+     */
+    if (qp->state == RNIC_QPS_ERR &&
+        ((uint16_t)qp->sq.ci != (uint16_t)qp->sq.pi ||
+         (!qp->srqn && (uint16_t)qp->rq.ci != (uint16_t)qp->rq.pi))) {
+        return rnic_cmd_err_busy(c, "QP flushing", qpn, 1);
+    }
     rnic_refput(&s->pd[qp->pdn].refcnt);
     rnic_refput(&s->cq[qp->send_cqn].refcnt);
     rnic_refput(&s->cq[qp->recv_cqn].refcnt);
