@@ -167,16 +167,16 @@ def parse_args(argv):
 KVM_PROBE_TIMEOUT = 10
 
 
-def kvm_probe(qemu):
+def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=True):
     """(works, why): starts QEMU with KVM and no machine, in a child.
 
     Some hosts have a /dev/kvm that hangs: the child is then abandoned
-    after KVM_PROBE_TIMEOUT seconds (a task stuck in the kernel may not
-    even die).  The answer is kept per boot and QEMU binary, so a test
+    after 'timeout' seconds (a task stuck in the kernel may not even
+    die).  The answer is kept per boot and QEMU binary, so a test
     suite probes once.
     """
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        return False, "no usable /dev/kvm"
+    if not os.access(kvm_dev, os.R_OK | os.W_OK):
+        return False, "no usable %s" % kvm_dev
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as f:
             boot = f.read().strip()
@@ -184,7 +184,7 @@ def kvm_probe(qemu):
     except OSError:
         boot, st = None, None
     cache = None
-    if boot and st:
+    if boot and st and use_cache:
         key = hashlib.sha256(("%s %s %d %d" % (boot, os.path.realpath(qemu), st.st_size,
                                                st.st_mtime_ns)).encode()).hexdigest()[:16]
         cache = os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp",
@@ -214,14 +214,14 @@ def kvm_probe(qemu):
     except OSError:
         pass
     try:
-        rc = child.wait(timeout=KVM_PROBE_TIMEOUT)
+        rc = child.wait(timeout=timeout)
         works, why = rc == 0, "probe exited with %d" % rc
     except subprocess.TimeoutExpired:
         try:
             os.killpg(child.pid, signal.SIGKILL)
         except OSError:
             pass
-        works, why = False, "/dev/kvm did not answer in %ds" % KVM_PROBE_TIMEOUT
+        works, why = False, "%s did not answer in %gs" % (kvm_dev, timeout)
     if cache:
         try:
             with open(cache, "w", encoding="utf-8") as f:
