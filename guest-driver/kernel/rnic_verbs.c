@@ -777,30 +777,42 @@ static int rnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 /* ---- memory regions ---- */
 
+/* REG_MR of @cmd in @ibpd; on success @mr holds the context and keys. */
+static int rnic_mr_register(struct ib_pd *ibpd, struct rnic_cmd_reg_mr *cmd,
+			    struct rnic_mr *mr)
+{
+	struct rnic_pd *pd = to_rpd(ibpd);
+	u32 lkey, rkey;
+	int err;
+
+	cmd->pdn = cpu_to_le32(pd->pdn);
+	err = rnic_cmd_reg_mr(to_rdev(ibpd->device), pd->uctx, cmd, &lkey,
+			      &rkey);
+	if (err)
+		return err;
+	mr->uctx = pd->uctx;
+	mr->ibmr.lkey = lkey;
+	mr->ibmr.rkey = rkey;
+	return 0;
+}
+
 static struct ib_mr *rnic_get_dma_mr(struct ib_pd *ibpd, int access)
 {
-	struct rnic_dev *dev = to_rdev(ibpd->device);
-	struct rnic_pd *pd = to_rpd(ibpd);
 	struct rnic_cmd_reg_mr cmd = {};
 	struct rnic_mr *mr;
-	u32 lkey, rkey;
 	int err;
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	cmd.pdn = cpu_to_le32(pd->pdn);
 	cmd.access = cpu_to_le32(access & IB_ACCESS_SUPPORTED & 0x1f);
 	cmd.flags = cpu_to_le32(RNIC_MR_FLAG_PHYS);
 	/* iova 0 and length 0: the whole DMA address space. */
-	err = rnic_cmd_reg_mr(dev, pd->uctx, &cmd, &lkey, &rkey);
+	err = rnic_mr_register(ibpd, &cmd, mr);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
 	}
-	mr->uctx = pd->uctx;
-	mr->ibmr.lkey = lkey;
-	mr->ibmr.rkey = rkey;
 	return &mr->ibmr;
 }
 
@@ -858,11 +870,9 @@ static struct ib_mr *rnic_reg_user_mr(struct ib_pd *ibpd, u64 start,
 				      struct ib_udata *udata)
 {
 	struct rnic_dev *dev = to_rdev(ibpd->device);
-	struct rnic_pd *pd = to_rpd(ibpd);
 	struct rnic_cmd_reg_mr cmd = {};
 	struct rnic_pbl_buf pbuf = {};
 	struct rnic_mr *mr;
-	u32 lkey, rkey;
 	int err;
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
@@ -872,15 +882,11 @@ static struct ib_mr *rnic_reg_user_mr(struct ib_pd *ibpd, u64 start,
 			       &cmd, &pbuf);
 	if (err)
 		goto err_free;
-	cmd.pdn = cpu_to_le32(pd->pdn);
-	err = rnic_cmd_reg_mr(dev, pd->uctx, &cmd, &lkey, &rkey);
+	err = rnic_mr_register(ibpd, &cmd, mr);
 	rnic_free_pbl(dev, &pbuf);
 	if (err)
 		goto err_umem;
-	mr->uctx = pd->uctx;
 	mr->access = access;
-	mr->ibmr.lkey = lkey;
-	mr->ibmr.rkey = rkey;
 	return &mr->ibmr;
 
 err_umem:
@@ -940,10 +946,8 @@ static struct ib_mr *rnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 				   u32 max_num_sg)
 {
 	struct rnic_dev *dev = to_rdev(ibpd->device);
-	struct rnic_pd *pd = to_rpd(ibpd);
 	struct rnic_cmd_reg_mr cmd = {};
 	struct rnic_mr *mr;
-	u32 lkey, rkey;
 	int err;
 
 	if (type != IB_MR_TYPE_MEM_REG)
@@ -965,15 +969,11 @@ static struct ib_mr *rnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		err = -ENOMEM;
 		goto err_free;
 	}
-	cmd.pdn = cpu_to_le32(pd->pdn);
 	cmd.flags = cpu_to_le32(RNIC_MR_FLAG_FAST_REG);
 	cmd.max_pages = cpu_to_le32(max_num_sg);
-	err = rnic_cmd_reg_mr(dev, pd->uctx, &cmd, &lkey, &rkey);
+	err = rnic_mr_register(ibpd, &cmd, mr);
 	if (err)
 		goto err_pages;
-	mr->uctx = pd->uctx;
-	mr->ibmr.lkey = lkey;
-	mr->ibmr.rkey = rkey;
 	return &mr->ibmr;
 
 err_pages:
