@@ -16,11 +16,27 @@ case $RNIC_VM_INDEX in
         timeout 60 ib_write_bw "${args[@]}" || echo "rnic-kill: server ended ($?)"
         ;;
     1)
-        sleep 1
-        timeout 60 ib_write_bw "${args[@]}" "$RNIC_PEER_DATA_IP4" &
-        pid=$!
-        sleep 8
-        tx=$(cat "/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/tx_pkts")
+        txc=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/tx_pkts
+        # The server may not listen yet: start the client until it streams
+        # (or at least stays connected for 8 s).
+        pid=""
+        for _ in $(seq 1 30); do
+            sleep 1
+            base=$(cat "$txc")
+            timeout 60 ib_write_bw "${args[@]}" "$RNIC_PEER_DATA_IP4" &
+            pid=$!
+            for _ in $(seq 1 16); do
+                kill -0 "$pid" 2>/dev/null || break
+                [ $(($(cat "$txc") - base)) -gt 100 ] && break
+                sleep 0.5
+            done
+            kill -0 "$pid" 2>/dev/null && break
+            wait "$pid"
+            pid=""
+        done
+        [ -n "$pid" ] || fail "ib_write_bw never connected"
+        sleep 2
+        tx=$(($(cat "$txc") - base))
         pkill -KILL -x ib_write_bw || fail "no ib_write_bw to kill"
         wait "$pid"
         echo "rnic-kill: killed the client after it sent $tx packets"
