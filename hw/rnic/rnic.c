@@ -301,6 +301,48 @@ static const Property rnic_properties[] = {
                      256 * MiB),
 };
 
+/* What `-device rnic,help` says of each property of our own. */
+static const struct {
+    const char *name;
+    const char *desc;
+} rnic_prop_desc[] = {
+    { "vendor-id", "PCI vendor ID the guest sees" },
+    { "device-id", "PCI device ID the guest sees" },
+    { "max-qp", "queue pairs the device offers (QPN 2 and up)" },
+    { "max-cq", "completion queues" },
+    { "max-mr", "memory regions" },
+    { "max-pd", "protection domains" },
+    { "max-srq", "shared receive queues" },
+    { "max-mw", "memory windows (0: no windows)" },
+    { "max-mcast-grp", "UD multicast groups" },
+    { "max-mcast-qp-attach", "QPs attached to one multicast group" },
+    { "max-uctx", "user contexts (doorbell pages for verbs programs)" },
+    { "max-eq", "event queues" },
+    { "max-sge", "scatter/gather entries per work request" },
+    { "max-qp-wr", "work requests per send, receive or shared queue" },
+    { "max-cqe", "entries per completion queue" },
+    { "max-mr-size", "largest memory region, in bytes" },
+    { "max-mr-pages", "pages of one memory region's translation" },
+    { "max-inline", "inline data bytes per send work request" },
+    { "max-gid", "GID table entries (RoCE v2 addresses)" },
+    { "max-rd-atom", "RDMA READ/atomic requests in flight per QP, "
+                     "each way" },
+    { "msix-vectors", "MSI-X vectors: one for commands and async events, "
+                      "the rest for completions" },
+    { "loss", "percentage of RoCE frames dropped on transmit, for tests" },
+    { "loss-seed", "seed of the loss draws (0: fixed default)" },
+    { "reorder", "percentage of transmitted RoCE frames held back behind "
+                 "the next one" },
+    { "duplicate", "percentage of transmitted RoCE frames sent twice" },
+    { "corrupt", "percentage of transmitted RoCE frames with a bit flipped "
+                 "(the receiver's ICRC check drops them)" },
+    { "delay", "percentage of transmitted RoCE frames delayed by delay-us" },
+    { "delay-us", "delay of the frames 'delay' picks, in microseconds" },
+    { "fault-seed", "seed of the reorder/duplicate/corrupt/delay draws" },
+    { "max-host-mem", "host memory the guest's objects may make the device "
+                      "allocate (page lists, QP state); more is refused" },
+};
+
 static const VMStateDescription rnic_vmstate = {
     .name = "rnic",
     .unmigratable = 1,
@@ -324,6 +366,10 @@ static void rnic_class_init(ObjectClass *klass, void *data)
     dc->desc = "Emulated RoCEv2 RDMA NIC";
     dc->vmsd = &rnic_vmstate;
     device_class_set_props(dc, rnic_properties);
+    for (size_t i = 0; i < ARRAY_SIZE(rnic_prop_desc); i++) {
+        object_class_property_set_description(klass, rnic_prop_desc[i].name,
+                                              rnic_prop_desc[i].desc);
+    }
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 
