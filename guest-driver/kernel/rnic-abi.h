@@ -242,6 +242,7 @@ enum rnic_cmd_opcode {
     RNIC_CMD_DESTROY_SRQ    = 0x51,
     RNIC_CMD_MODIFY_SRQ     = 0x52,
     RNIC_CMD_QUERY_SRQ      = 0x53,
+    RNIC_CMD_RESIZE_SRQ     = 0x54,
     RNIC_CMD_ALLOC_MW       = 0x60,
     RNIC_CMD_DEALLOC_MW     = 0x61,
 };
@@ -325,6 +326,9 @@ RNIC_SIZE_CHECK(struct rnic_device_attr, 160);
 #define RNIC_DEV_CAP_MW             (1u << 5)
 #define RNIC_DEV_CAP_FAST_REG       (1u << 6)
 #define RNIC_DEV_CAP_INLINE         (1u << 7)
+#define RNIC_DEV_CAP_SRQ_RESIZE     (1u << 8)   /* RESIZE_SRQ */
+#define RNIC_DEV_CAP_FLUSH          (1u << 9)   /* RNIC_WR_FLUSH, both types */
+#define RNIC_DEV_CAP_ATOMIC_WRITE   (1u << 10)  /* RNIC_WR_ATOMIC_WRITE */
 
 enum rnic_port_state {
     RNIC_PORT_DOWN = 1,
@@ -492,6 +496,9 @@ enum rnic_qp_state {
 #define RNIC_ACCESS_REMOTE_READ     (1u << 2)
 #define RNIC_ACCESS_REMOTE_ATOMIC   (1u << 3)
 #define RNIC_ACCESS_MW_BIND         (1u << 4)
+/* MR only: the placement types a remote FLUSH may ask of the MR. */
+#define RNIC_ACCESS_FLUSH_GLOBAL    (1u << 8)
+#define RNIC_ACCESS_FLUSH_PERSISTENT (1u << 9)
 
 enum rnic_net_type {
     RNIC_NET_IPV4 = 4,
@@ -596,6 +603,22 @@ struct rnic_cmd_modify_srq {
 RNIC_SIZE_CHECK(struct rnic_cmd_modify_srq, 8);
 
 /*
+ * RESIZE_SRQ swaps the SRQ's ring for a larger one.  Indices stay
+ * free-running: before the command the driver copies every WQE it has
+ * posted and not seen complete from slot (index & (old entries - 1)) of
+ * the old ring to slot (index & (new entries - 1)) of the new one, so the
+ * WQEs the device has not taken yet are found where it looks for them.
+ * The ring cannot shrink.
+ */
+struct rnic_cmd_resize_srq {
+    rnic_le32 srqn;
+    uint8_t log_size;
+    uint8_t rsvd_5[3];
+    struct rnic_pbl ring;       /* 4 KiB pages of RNIC_RQ_WQE_SIZE WQEs */
+};
+RNIC_SIZE_CHECK(struct rnic_cmd_resize_srq, 24);
+
+/*
  * ATTACH_MCAST / DETACH_MCAST: a UD QP joins or leaves a multicast group,
  * named by its GID (IPv4-mapped 224.0.0.0/4 or IPv6 ff00::/8).  Frames
  * to the group (BTH destination QP 0xffffff) reach every QP attached,
@@ -662,6 +685,7 @@ struct rnic_cmd {
         struct rnic_cmd_rereg_mr rereg_mr;
         struct rnic_cmd_create_srq create_srq;
         struct rnic_cmd_modify_srq modify_srq;
+        struct rnic_cmd_resize_srq resize_srq;
         struct rnic_cmd_alloc_mw alloc_mw;
         struct rnic_cmd_mcast mcast;
         uint8_t raw[208];
@@ -732,7 +756,22 @@ enum rnic_wr_opcode {
     RNIC_WR_LOCAL_INV = 0x08,
     RNIC_WR_REG_MR = 0x09,
     RNIC_WR_BIND_MW = 0x0a,
+    RNIC_WR_ATOMIC_WRITE = 0x0b,    /* RC only */
+    RNIC_WR_FLUSH = 0x0c,           /* RC only */
 };
+
+/*
+ * RNIC_WR_FLUSH: imm_inv holds the FLUSH extended header as the wire
+ * carries it: the placement types in its low bits (RNIC_FLUSH_GLOBAL,
+ * RNIC_FLUSH_PERSISTENT) and the selectivity level above them.
+ */
+#define RNIC_FLUSH_GLOBAL           (1u << 0)
+#define RNIC_FLUSH_PERSISTENT       (1u << 1)
+#define RNIC_FLUSH_TYPE_MASK        0x0fu
+#define RNIC_FLUSH_LEVEL_SHIFT      4
+#define RNIC_FLUSH_LEVEL_MASK       0x30u
+#define RNIC_FLUSH_LEVEL_RANGE      0   /* the RETH's range */
+#define RNIC_FLUSH_LEVEL_MR         1   /* the whole MR of the rkey */
 
 #define RNIC_WQE_SIGNALED           (1u << 0)
 #define RNIC_WQE_SOLICITED          (1u << 1)
@@ -785,6 +824,10 @@ RNIC_SIZE_CHECK(struct rnic_send_wqe, 64);
  *   window; a type 2 window must be unbound (invalidated) first.  Failures
  *   complete with RNIC_WC_MW_BIND_ERR.
  * Window rkeys are never MR keys; DEALLOC_MW takes the rkey as handle.
+ * ATOMIC_WRITE overlay: rkey, remote_addr (8-byte aligned), compare_add =
+ *   the 8 bytes to write, in memory order; no SGEs.
+ * FLUSH overlay: rkey, remote_addr, swap = length, imm_inv = the FLUSH
+ *   header (see RNIC_FLUSH_*); no SGEs.
  */
 
 struct rnic_recv_wqe {
@@ -818,6 +861,8 @@ enum rnic_wc_opcode {
     RNIC_WC_BIND_MW = 5,
     RNIC_WC_LOCAL_INV = 6,
     RNIC_WC_REG_MR = 8,
+    RNIC_WC_FLUSH = 9,
+    RNIC_WC_ATOMIC_WRITE = 10,
     RNIC_WC_RECV = 128,
     RNIC_WC_RECV_RDMA_WITH_IMM = 129,
 };
@@ -855,7 +900,9 @@ enum rnic_wc_status {
 /*
  * Same owner-bit convention as struct rnic_eqe; 'owner' is written last.
  * wqe_idx is the ring slot of the completed WQE: its free-running index
- * masked with (entries - 1) of the SQ, RQ or SRQ it came from.
+ * masked with (entries - 1) of the SQ or RQ it came from.  For an SRQ WQE
+ * it is the low 16 bits of the free-running index, unmasked, because an
+ * SRQ may be resized between the completion and its poll.
  */
 struct rnic_cqe {
     rnic_le64 wr_id;
@@ -878,14 +925,18 @@ RNIC_SIZE_CHECK(struct rnic_cqe, RNIC_CQE_SIZE);
 /*
  * Page 0 of every CQ ring.  The consumer stores its free-running
  * consumer index here; the device reads it only when the ring looks full.
+ * 'state' is between the kernel driver and the provider: the driver sets
+ * RNIC_CQ_DBREC_DEAD when the device is removed or fails, after which no
+ * CQE will ever arrive and the provider completes outstanding work itself.
  */
 struct rnic_cq_dbrec {
     rnic_le32 ci;
-    rnic_le32 rsvd_4;
+    rnic_le32 state;            /* RNIC_CQ_DBREC_*; the device ignores it */
 };
 RNIC_SIZE_CHECK(struct rnic_cq_dbrec, 8);
 
 #define RNIC_CQ_DBREC_PAGE_SIZE     4096
+#define RNIC_CQ_DBREC_DEAD          (1u << 0)
 
 /* ------------------------------------------------------------------ */
 /* Ethernet descriptors                                                */
@@ -967,6 +1018,15 @@ struct rnic_ucreate_srq_resp {
     rnic_le32 rsvd_4;
 };
 RNIC_SIZE_CHECK(struct rnic_ucreate_srq_resp, 8);
+
+/* modify_srq with IB_SRQ_MAX_WR: the new ring, see RESIZE_SRQ. */
+struct rnic_umodify_srq {
+    rnic_le64 buf_addr;
+    rnic_le32 buf_size;
+    uint8_t log_size;
+    uint8_t rsvd_13[3];
+};
+RNIC_SIZE_CHECK(struct rnic_umodify_srq, 16);
 
 /* UD address handles are built by the provider; the kernel hands it the MAC. */
 struct rnic_ucreate_ah_resp {

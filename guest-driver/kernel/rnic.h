@@ -33,6 +33,8 @@ static_assert(PAGE_SIZE == RNIC_DB_PAGE_SIZE,
 	      "rnic needs 4 KiB pages (doorbell and ring page size)");
 
 #define DRV_NAME		"rnic"
+/* Reported by ethtool -i and modinfo: PACKAGE_VERSION in dkms.conf. */
+#define RNIC_DRV_VERSION	"0.1"
 
 #define RNIC_CMD_TIMEOUT_MS	5000
 /* DESTROY_QP of a QP still flushing: retries 1-2 ms apart. */
@@ -257,6 +259,16 @@ static inline void rnic_wr32(struct rnic_dev *dev, u32 reg, u32 val)
 	writel(val, dev->regs + reg);
 }
 
+/*
+ * One 8-byte read: the LO-then-HI alternative relies on a HI latch the
+ * whole device shares, and the RDMA hw_counters and ethtool -S readers are
+ * not serialised against each other.
+ */
+static inline u64 rnic_read_counter(struct rnic_dev *dev, unsigned int idx)
+{
+	return readq(dev->regs + RNIC_REG_CNT_BASE + 8 * idx);
+}
+
 static inline void rnic_ring_db(struct rnic_dev *dev, u32 off, u32 qn,
 				u64 flags, u32 idx)
 {
@@ -294,6 +306,8 @@ void rnic_kring_free(struct rnic_dev *dev, struct rnic_kring *r);
 void rnic_kring_pbl(const struct rnic_kring *r, struct rnic_pbl *pbl);
 
 /* rnic_verbs.c */
+/* Names of the RNIC_CNT_* counters, indexed by counter. */
+extern const struct rdma_stat_desc rnic_counter_descs[];
 int rnic_ib_register(struct rnic_dev *dev);
 void rnic_ib_unregister(struct rnic_dev *dev);
 void rnic_port_event(struct rnic_dev *dev, bool active);
@@ -329,6 +343,15 @@ void rnic_net_destroy(struct rnic_dev *dev);
 void rnic_net_link_update(struct rnic_dev *dev);
 void rnic_link_work(struct work_struct *work);
 void rnic_fatal_work(struct work_struct *work);
+void rnic_mark_user_cqs_dead(struct rnic_dev *dev);
 void rnic_qp_purge_cqes(struct rnic_qp *qp);
+
+/* rnic_ethtool.c */
+extern const struct ethtool_ops rnic_ethtool_ops;
+
+/* rnic_restrack.c */
+int rnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int rnic_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int rnic_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 #endif /* RNIC_H */

@@ -508,3 +508,14 @@ int rnic_cmd_modify_srq(struct rnic_dev *dev, u16 uctx, u32 srqn, u32 limit)
 	cmd.u.modify_srq.limit = cpu_to_le32(limit);
 	return rnic_cmd_exec(dev, &cmd, &resp);
 }
+
+int rnic_cmd_resize_srq(struct rnic_dev *dev, u16 uctx,
+			const struct rnic_cmd_resize_srq *in)
+{
+	struct rnic_cmd_resp resp;
+	struct rnic_cmd cmd;
+
+	rnic_cmd_init(&cmd, RNIC_CMD_RESIZE_SRQ, uctx);
+	cmd.u.resize_srq = *in;
+	return rnic_cmd_exec(dev, &cmd, &resp);
+}

@@ -71,5 +71,7 @@ int rnic_cmd_create_srq(struct rnic_dev *dev, u16 uctx,
 			const struct rnic_cmd_create_srq *in, u32 *srqn);
 int rnic_cmd_destroy_srq(struct rnic_dev *dev, u16 uctx, u32 srqn);
 int rnic_cmd_modify_srq(struct rnic_dev *dev, u16 uctx, u32 srqn, u32 limit);
+int rnic_cmd_resize_srq(struct rnic_dev *dev, u16 uctx,
+			const struct rnic_cmd_resize_srq *in);
 
 #endif /* RNIC_CMDQ_H */

@@ -225,4 +225,5 @@ module_pci_driver(rnic_pci_driver);
 
 MODULE_DESCRIPTION("rnic emulated RoCEv2 RNIC driver");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(RNIC_DRV_VERSION);
 MODULE_AUTHOR("rnic developers");

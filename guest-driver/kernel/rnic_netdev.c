@@ -509,6 +509,7 @@ int rnic_net_init(struct rnic_dev *dev)
 	}
 
 	ndev->netdev_ops = &rnic_netdev_ops;
+	ndev->ethtool_ops = &rnic_ethtool_ops;
 	ndev->min_mtu = ETH_MIN_MTU;
 	ndev->max_mtu = 9000;
 	ndev->mtu = ETH_DATA_LEN;

@@ -1079,20 +1079,73 @@ err_wq:
 	return err;
 }
 
+/*
+ * A user SRQ grows into a new ring the provider has filled with its
+ * outstanding WQEs (see RESIZE_SRQ); the old ring is unpinned once the
+ * device has let go of it.  Kernel SRQs are sized once.
+ */
+static int rnic_resize_user_srq(struct rnic_dev *dev, struct rnic_srq *srq,
+				u32 max_wr, struct ib_udata *udata)
+{
+	struct rnic_cmd_resize_srq cmd = {};
+	struct rnic_umodify_srq ucmd = {};
+	struct rnic_pbl_buf pbuf = {};
+	struct rnic_wq nwq = {};
+	int err;
+
+	if (udata->inlen < sizeof(ucmd))
+		return -EINVAL;
+	err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
+	if (err)
+		return err;
+	nwq.log_size = ucmd.log_size;
+	if (nwq.log_size > RNIC_WQ_MAX_LOG_SIZE ||
+	    nwq.log_size < srq->wq.log_size ||
+	    (1u << nwq.log_size) > le32_to_cpu(dev->hw.max_srq_wr) ||
+	    (1u << nwq.log_size) < max_wr)
+		return -EINVAL;
+	err = rnic_wq_user(dev, &nwq, le64_to_cpu(ucmd.buf_addr),
+			   le32_to_cpu(ucmd.buf_size), RNIC_RQ_WQE_SIZE,
+			   &cmd.ring, &pbuf);
+	if (err)
+		return err;
+	cmd.srqn = cpu_to_le32(srq->srqn);
+	cmd.log_size = nwq.log_size;
+	err = rnic_cmd_resize_srq(dev, srq->uctx, &cmd);
+	rnic_free_pbl(dev, &pbuf);
+	if (err) {
+		rnic_wq_free(dev, &nwq);
+		return err;
+	}
+	ib_umem_release(srq->wq.umem);
+	srq->wq.umem = nwq.umem;
+	srq->wq.log_size = nwq.log_size;
+	return 0;
+}
+
 int rnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
+	struct rnic_dev *dev = to_rdev(ibsrq->device);
 	struct rnic_srq *srq = to_rsrq(ibsrq);
 	int err;
 
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR) {
+		if (!udata || !srq->wq.umem)
+			return -EOPNOTSUPP;
+		if (!attr->max_wr)
+			return -EINVAL;
+		err = rnic_resize_user_srq(dev, srq, attr->max_wr, udata);
+		if (err)
+			return err;
+	}
 	if (!(mask & IB_SRQ_LIMIT))
 		return 0;
 	if (attr->srq_limit > (1u << srq->wq.log_size))
 		return -EINVAL;
-	err = rnic_cmd_modify_srq(to_rdev(ibsrq->device), srq->uctx,
-				  srq->srqn, attr->srq_limit);
+	err = rnic_cmd_modify_srq(dev, srq->uctx, srq->srqn, attr->srq_limit);
 	if (!err)
 		srq->limit = attr->srq_limit;
 	return err;

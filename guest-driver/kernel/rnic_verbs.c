@@ -5,7 +5,7 @@
  * kernel data path are in rnic_qp.c.
  */
 #include <linux/dma-mapping.h>
-#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/highmem.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -230,6 +230,17 @@ static int rnic_query_device(struct ib_device *ibdev,
 	if (caps & RNIC_DEV_CAP_MW)
 		a->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
 				       IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	/* User SRQs only: see rnic_modify_srq. */
+	if (caps & RNIC_DEV_CAP_SRQ_RESIZE)
+		a->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	/* Memory placement, for user QPs (the provider builds the WQEs). */
+	if (caps & RNIC_DEV_CAP_FLUSH)
+		a->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL |
+				       IB_DEVICE_FLUSH_PERSISTENT;
+	if (caps & RNIC_DEV_CAP_ATOMIC_WRITE)
+		a->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
+#endif
 	return 0;
 }
 
@@ -528,6 +539,8 @@ void rnic_fatal_work(struct work_struct *work)
 		.element.port_num = RNIC_PORT,
 	};
 
+	/* The reset device writes no CQE again. */
+	rnic_mark_user_cqs_dead(dev);
 	if (dev->ib_registered)
 		ib_dispatch_event(&ev);
 }
@@ -760,11 +773,47 @@ static int rnic_create_cq(struct ib_cq *ibcq,
 }
 #endif
 
+/*
+ * Tells the provider polling a user CQ that no CQE will come any more, so
+ * that it fails the work still outstanding itself instead of waiting for
+ * it forever.  The flag goes into the ring's dbrec page: pinned memory of
+ * the program that outlives the device.
+ */
+static void rnic_cq_mark_dead(struct rnic_cq *cq)
+{
+	struct rnic_cq_dbrec *d;
+
+	if (!cq->umem)
+		return;
+	/* The ring starts page aligned with its dbrec page. */
+	d = kmap_local_page(sg_page(cq->umem->sgt_append.sgt.sgl));
+	WRITE_ONCE(d->state, cpu_to_le32(RNIC_CQ_DBREC_DEAD));
+	kunmap_local(d);
+}
+
+void rnic_mark_user_cqs_dead(struct rnic_dev *dev)
+{
+	unsigned long index;
+	struct rnic_cq *cq;
+
+	/* destroy_cq erases a CQ from the array before unpinning it. */
+	xa_lock_irq(&dev->cq_xa);
+	xa_for_each(&dev->cq_xa, index, cq)
+		rnic_cq_mark_dead(cq);
+	xa_unlock_irq(&dev->cq_xa);
+}
+
 static int rnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct rnic_dev *dev = to_rdev(ibcq->device);
 	struct rnic_cq *cq = to_rcq(ibcq);
 
+	/*
+	 * On removal ib_core destroys the objects of running programs: the
+	 * QPs first (their flush CQEs are in the ring by then), then this.
+	 */
+	if (!dev->ib_registered)
+		rnic_cq_mark_dead(cq);
 	rnic_cmd_destroy_cq(dev, cq->uctx, cq->cqn);
 	/* After this no event handler can still see the CQ. */
 	xa_erase_irq(&dev->cq_xa, cq->cqn);
@@ -796,6 +845,16 @@ static int rnic_mr_register(struct ib_pd *ibpd, struct rnic_cmd_reg_mr *cmd,
 	return 0;
 }
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define RNIC_IB_FLUSH_ACCESS (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#else
+#define RNIC_IB_FLUSH_ACCESS 0
+#endif
+/* The IB access bits the device takes as they are (RNIC_ACCESS_*). */
+#define RNIC_IB_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			   IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			   IB_ACCESS_MW_BIND | RNIC_IB_FLUSH_ACCESS)
+
 static struct ib_mr *rnic_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct rnic_cmd_reg_mr cmd = {};
@@ -805,7 +864,7 @@ static struct ib_mr *rnic_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	cmd.access = cpu_to_le32(access & IB_ACCESS_SUPPORTED & 0x1f);
+	cmd.access = cpu_to_le32(access & RNIC_IB_MR_ACCESS);
 	cmd.flags = cpu_to_le32(RNIC_MR_FLAG_PHYS);
 	/* iova 0 and length 0: the whole DMA address space. */
 	err = rnic_mr_register(ibpd, &cmd, mr);
@@ -831,9 +890,8 @@ static int rnic_mr_pin_user(struct rnic_dev *dev, u64 start, u64 length,
 
 	if (!length || length > le64_to_cpu(dev->hw.max_mr_size))
 		return -EINVAL;
-	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-		       IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING))
+	/* Relaxed ordering is a hint the device may ignore. */
+	if (access & ~(RNIC_IB_MR_ACCESS | IB_ACCESS_RELAXED_ORDERING))
 		return -EOPNOTSUPP;
 
 	*umem = ib_umem_get(&dev->ibdev, start, length, access);
@@ -854,7 +912,7 @@ static int rnic_mr_pin_user(struct rnic_dev *dev, u64 start, u64 length,
 	err = rnic_build_umem_pbl(dev, *umem, pgsz, &cmd->pages, pbuf);
 	if (err)
 		goto err_umem;
-	cmd->access = cpu_to_le32(access & 0x1f);
+	cmd->access = cpu_to_le32(access & RNIC_IB_MR_ACCESS);
 	cmd->iova = cpu_to_le64(virt);
 	cmd->length = cpu_to_le64(length);
 	return 0;
@@ -1049,7 +1107,7 @@ static int rnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 /* ---- counters ---- */
 
-static const struct rdma_stat_desc rnic_counter_descs[] = {
+const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_TX_PKTS].name = "tx_pkts",
 	[RNIC_CNT_RX_PKTS].name = "rx_pkts",
 	[RNIC_CNT_TX_BYTES].name = "tx_bytes",
@@ -1091,8 +1149,7 @@ static int rnic_get_hw_stats(struct ib_device *ibdev,
 	int i;
 
 	for (i = 0; i < RNIC_CNT_MAX && i < stats->num_counters; i++)
-		stats->value[i] = lo_hi_readq(dev->regs + RNIC_REG_CNT_BASE +
-					      8 * i);
+		stats->value[i] = rnic_read_counter(dev, i);
 	return stats->num_counters;
 }
 
@@ -1126,6 +1183,9 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.destroy_qp = rnic_destroy_qp,
 	.destroy_srq = rnic_destroy_srq,
 	.disassociate_ucontext = rnic_disassociate_ucontext,
+	.fill_res_cq_entry = rnic_fill_res_cq_entry,
+	.fill_res_mr_entry = rnic_fill_res_mr_entry,
+	.fill_res_qp_entry = rnic_fill_res_qp_entry,
 	.get_dev_fw_str = rnic_get_dev_fw_str,
 	.get_dma_mr = rnic_get_dma_mr,
 	.get_hw_stats = rnic_get_hw_stats,

@@ -75,6 +75,11 @@ struct rnic_create_srq_cmd {
 	struct rnic_ucreate_srq drv;
 };
 
+struct rnic_modify_srq_cmd {
+	struct ibv_modify_srq ibv_cmd;
+	struct rnic_umodify_srq drv;
+};
+
 struct rnic_create_srq_resp {
 	struct ib_uverbs_create_srq_resp ibv_resp;
 	struct rnic_ucreate_srq_resp drv;

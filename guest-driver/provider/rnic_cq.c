@@ -215,6 +215,12 @@ static bool rnic_wc_opcode(uint8_t op, enum ibv_wc_opcode *out, bool *recv)
 	case RNIC_WC_LOCAL_INV:
 		*out = IBV_WC_LOCAL_INV;
 		return true;
+	case RNIC_WC_FLUSH:
+		*out = IBV_WC_FLUSH;
+		return true;
+	case RNIC_WC_ATOMIC_WRITE:
+		*out = IBV_WC_ATOMIC_WRITE;
+		return true;
 	case RNIC_WC_RECV:
 		*out = IBV_WC_RECV;
 		*recv = true;
@@ -239,11 +245,14 @@ static bool rnic_wc_opcode(uint8_t op, enum ibv_wc_opcode *out, bool *recv)
 static bool rnic_wq_retire(struct rnic_wq *wq, uint32_t slot, bool in_order,
 			   uint64_t *wr_id)
 {
-	uint32_t mask = (1u << wq->log_size) - 1;
+	uint32_t mask;
 	bool ok = false;
 	uint32_t pos;
 
 	pthread_spin_lock(&wq->lock);
+	/* SRQ CQEs carry unmasked indices: the ring may have grown since. */
+	mask = (1u << wq->log_size) - 1;
+	slot &= mask;
 	if (!rnic_wq_slot_outstanding(wq->head, wq->tail, wq->log_size, slot,
 				      &pos))
 		goto out;
@@ -339,9 +348,75 @@ static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 	return true;
 }
 
+/* Takes the oldest outstanding WQE of wq; false when there is none. */
+static bool rnic_wq_take_oldest(struct rnic_wq *wq, uint64_t *wr_id)
+{
+	bool ok = false;
+
+	pthread_spin_lock(&wq->lock);
+	if (wq->buf && wq->tail != wq->head) {
+		*wr_id = wq->wr_id[wq->tail & ((1u << wq->log_size) - 1)];
+		wq->tail++;
+		ok = true;
+	}
+	pthread_spin_unlock(&wq->lock);
+	return ok;
+}
+
+/*
+ * The kernel marks a CQ dead when its device is removed or fails: nothing
+ * will write the ring again, so work outstanding on the queues that
+ * complete here is completed as WR_FLUSH_ERR by us, one WQE per call, as
+ * the device would have flushed it.  SRQ WQEs belong to no QP; they stay.
+ */
+static int rnic_cq_flush_dead(struct rnic_context *ctx, struct rnic_cq *cq,
+			      struct ibv_wc *wc)
+{
+	struct rnic_qp *qp = NULL;
+	uint32_t hi, lo;
+	uint64_t wr_id;
+	bool recv = false;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	for (hi = 0; hi < RNIC_QP_TABLE_SIZE; hi++) {
+		struct rnic_qp **l2 = ctx->qp_table[hi];
+
+		for (lo = 0; l2 && lo < RNIC_QP_TABLE_SIZE; lo++) {
+			qp = l2[lo];
+			if (!qp)
+				continue;
+			if (qp->send_cq == cq &&
+			    rnic_wq_take_oldest(&qp->sq, &wr_id))
+				goto found;
+			if (qp->recv_cq == cq && !qp->srq &&
+			    rnic_wq_take_oldest(&qp->rq, &wr_id)) {
+				recv = true;
+				goto found;
+			}
+		}
+	}
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	return ENOENT;
+found:
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wr_id;
+	wc->status = IBV_WC_WR_FLUSH_ERR;
+	wc->opcode = recv ? IBV_WC_RECV : IBV_WC_SEND;
+	wc->qp_num = qp->qpn;
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	return 0;
+}
+
+static bool rnic_cq_dead(struct rnic_cq *cq)
+{
+	return le32toh(*(volatile rnic_le32 *)&cq->dbrec->state) &
+	       RNIC_CQ_DBREC_DEAD;
+}
+
 /*
  * Consume CQEs until one parses into *wc.  ENOENT when the ring holds no
- * new entry; invalid entries are consumed and dropped on the way.
+ * new entry (and, on a dead CQ, no work is left to fail); invalid entries
+ * are consumed and dropped on the way.
  */
 static int rnic_cq_next_wc(struct rnic_context *ctx, struct rnic_cq *cq,
 			   struct ibv_wc *wc)
@@ -355,7 +430,8 @@ static int rnic_cq_next_wc(struct rnic_context *ctx, struct rnic_cq *cq,
 
 		owner = *(volatile uint8_t *)&hw->owner;
 		if (!rnic_owner_is_new(owner, cq->ci, cq->log_size))
-			return ENOENT;
+			return rnic_cq_dead(cq) ?
+				       rnic_cq_flush_dead(ctx, cq, wc) : ENOENT;
 		/* The body was written before the owner byte. */
 		udma_from_device_barrier();
 		memcpy(&cqe, hw, sizeof(cqe));

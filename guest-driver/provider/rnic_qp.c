@@ -95,6 +95,7 @@ static uint64_t rnic_send_ops_supported(enum ibv_qp_type type)
 		       IBV_QP_EX_WITH_RDMA_READ |
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+		       IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH |
 		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 	case IBV_QPT_UC:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
@@ -416,6 +417,8 @@ bool rnic_op_allowed(enum ibv_qp_type type, uint8_t op)
 	case RNIC_WR_RDMA_READ:
 	case RNIC_WR_ATOMIC_CMP_SWP:
 	case RNIC_WR_ATOMIC_FETCH_ADD:
+	case RNIC_WR_ATOMIC_WRITE:
+	case RNIC_WR_FLUSH:
 		return type == IBV_QPT_RC;
 	default:
 		return false;

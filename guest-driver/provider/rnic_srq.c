@@ -75,14 +75,94 @@ err_free:
 	return NULL;
 }
 
+/*
+ * Grow the ring under the WQ lock: every WQE posted and not yet retired
+ * moves to the slot its free-running index has in the larger ring, which
+ * is where the device looks for the ones it has not taken yet and where
+ * poll_cq looks up the rest (their CQEs carry unmasked indices).
+ */
+static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
+			   int mask, unsigned int log_size)
+{
+	struct rnic_modify_srq_cmd cmd = {};
+	struct rnic_wq *wq = &srq->wq;
+	uint32_t entries = 1u << log_size;
+	uint32_t omask = (1u << wq->log_size) - 1;
+	uint32_t nmask = entries - 1;
+	size_t buf_size = align((size_t)entries * wq->wqe_size, RNIC_PAGE_SIZE);
+	uint64_t *wr_id;
+	uint8_t *busy;
+	uint32_t idx;
+	void *buf;
+	int ret;
+
+	wr_id = calloc(entries, sizeof(*wr_id));
+	busy = calloc(entries, sizeof(*busy));
+	buf = rnic_alloc_ring(buf_size);
+	if (!wr_id || !busy || !buf) {
+		ret = ENOMEM;
+		goto err;
+	}
+
+	pthread_spin_lock(&wq->lock);
+	for (idx = wq->tail; idx != wq->head; idx++) {
+		memcpy((uint8_t *)buf + (size_t)(idx & nmask) * wq->wqe_size,
+		       (uint8_t *)wq->buf + (size_t)(idx & omask) * wq->wqe_size,
+		       wq->wqe_size);
+		wr_id[idx & nmask] = wq->wr_id[idx & omask];
+		busy[idx & nmask] = wq->busy[idx & omask];
+	}
+	cmd.drv.buf_addr = htole64((uintptr_t)buf);
+	cmd.drv.buf_size = htole32(buf_size);
+	cmd.drv.log_size = log_size;
+	ret = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	if (!ret) {
+		rnic_free_ring(wq->buf, wq->buf_size);
+		free(wq->wr_id);
+		free(wq->busy);
+		wq->buf = buf;
+		wq->buf_size = buf_size;
+		wq->wr_id = wr_id;
+		wq->busy = busy;
+		wq->log_size = log_size;
+	}
+	pthread_spin_unlock(&wq->lock);
+	if (!ret)
+		return 0;
+err:
+	if (buf)
+		rnic_free_ring(buf, buf_size);
+	free(busy);
+	free(wr_id);
+	return ret;
+}
+
 int rnic_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 {
-	struct ibv_modify_srq cmd = {};
+	struct rnic_context *ctx = to_rctx(ibsrq->context);
+	struct rnic_srq *srq = to_rsrq(ibsrq);
+	struct rnic_modify_srq_cmd cmd = {};
+	unsigned int log_size;
 
-	/* The ring cannot be resized; only the limit may change. */
-	if (mask & IBV_SRQ_MAX_WR)
-		return EOPNOTSUPP;
-	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+	if (mask & IBV_SRQ_MAX_WR) {
+		if (attr->max_wr == 0 || attr->max_wr > ctx->max_srq_wr)
+			return EINVAL;
+		/* With the same slack as at creation. */
+		log_size = rnic_log2_ceil(attr->max_wr);
+		if (log_size < RNIC_WQ_MAX_LOG_SIZE &&
+		    (2u << log_size) <= ctx->max_srq_wr)
+			log_size++;
+		if (log_size > RNIC_WQ_MAX_LOG_SIZE)
+			return EINVAL;
+		/* The ring never shrinks; one this large already does. */
+		if (log_size > srq->wq.log_size)
+			return rnic_resize_srq(srq, attr, mask, log_size);
+		mask &= ~IBV_SRQ_MAX_WR;
+		if (!mask)
+			return 0;
+	}
+	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd, sizeof(cmd));
 }
 
 int rnic_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)

@@ -8,6 +8,7 @@
  * batch and reports the first error); wr_abort drops the batch.
  */
 #include <errno.h>
+#include <string.h>
 
 #include <util/util.h>
 
@@ -120,6 +121,46 @@ static void rnic_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 {
 	rnic_wr_atomic(qpx, RNIC_WR_ATOMIC_FETCH_ADD, rkey, remote_addr, add,
 		       0);
+}
+
+/* The 8 bytes travel in the WQE, in memory order. */
+static void rnic_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				 uint64_t remote_addr, const void *atomic_wr)
+{
+	struct rnic_send_wqe *wqe = rnic_wr_begin(qpx, RNIC_WR_ATOMIC_WRITE);
+
+	if (!wqe)
+		return;
+	wqe->rkey = htole32(rkey);
+	wqe->remote_addr = htole64(remote_addr);
+	memcpy(&wqe->compare_add, atomic_wr, sizeof(wqe->compare_add));
+}
+
+/*
+ * A type the MR does not allow is the responder's to refuse, so that the
+ * requester sees REM_ACCESS_ERR as between any two RNICs; only values
+ * the FLUSH header cannot carry fail here.
+ */
+static void rnic_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	struct rnic_qp *qp = qpx_to_rqp(qpx);
+	struct rnic_send_wqe *wqe = rnic_wr_begin(qpx, RNIC_WR_FLUSH);
+
+	if (!wqe)
+		return;
+	if (!type || (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+	    (level != IBV_FLUSH_RANGE && level != IBV_FLUSH_MR)) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	wqe->rkey = htole32(rkey);
+	wqe->remote_addr = htole64(remote_addr);
+	wqe->swap = htole64(len);
+	wqe->imm_inv = htole32((type & RNIC_FLUSH_TYPE_MASK) |
+			       ((uint32_t)level << RNIC_FLUSH_LEVEL_SHIFT &
+				RNIC_FLUSH_LEVEL_MASK));
 }
 
 static void rnic_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
@@ -277,6 +318,10 @@ void rnic_qpx_init(struct rnic_qp *qp, uint64_t ops)
 		qpx->wr_atomic_cmp_swp = rnic_wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		qpx->wr_atomic_fetch_add = rnic_wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = rnic_wr_atomic_write;
+	if (ops & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = rnic_wr_flush;
 	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
 		qpx->wr_local_inv = rnic_wr_local_inv;
 	if (ops & IBV_QP_EX_WITH_BIND_MW)

@@ -284,7 +284,8 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
     a.cap_flags = cpu_to_le32(RNIC_DEV_CAP_RC | RNIC_DEV_CAP_UC |
                               RNIC_DEV_CAP_UD | RNIC_DEV_CAP_SRQ |
                               RNIC_DEV_CAP_ATOMIC | RNIC_DEV_CAP_FAST_REG |
-                              RNIC_DEV_CAP_INLINE |
+                              RNIC_DEV_CAP_INLINE | RNIC_DEV_CAP_SRQ_RESIZE |
+                              RNIC_DEV_CAP_FLUSH | RNIC_DEV_CAP_ATOMIC_WRITE |
                               (s->prop.max_mw ? RNIC_DEV_CAP_MW : 0));
     a.max_mr_pages = cpu_to_le32(s->prop.max_mr_pages);
     a.max_host_mem_mb = cpu_to_le32(MIN(s->prop.max_host_mem / MiB,
@@ -795,6 +796,46 @@ static uint8_t cmd_modify_srq(RnicCmdCtx *c)
     return RNIC_CMD_OK;
 }
 
+/*
+ * The driver has copied its outstanding WQEs into the new ring (see the
+ * ABI), so only the ring changes; indices, the limit and any WQE a QP
+ * already holds are untouched.
+ */
+static uint8_t cmd_resize_srq(RnicCmdCtx *c)
+{
+    RnicState *s = c->s;
+    const struct rnic_cmd_resize_srq *q = &c->cmd->u.resize_srq;
+    uint32_t srqn = le32_to_cpu(q->srqn);
+    RnicRing ring = {};
+    RnicSRQ *srq;
+    uint8_t st;
+
+    if (q->rsvd_5[0] || q->rsvd_5[1] || q->rsvd_5[2]) {
+        return rnic_cmd_err_rsvd(c, "rsvd_5");
+    }
+    st = rnic_cmd_get_srq(c, srqn);
+    if (st) {
+        return st;
+    }
+    srq = &s->srq[srqn];
+    if (q->log_size > RNIC_WQ_MAX_LOG_SIZE ||
+        (1u << q->log_size) > s->prop.max_qp_wr ||
+        q->log_size < srq->wq.ring.log_size) {
+        return rnic_cmd_err_param(c, "SRQ log_size", q->log_size,
+                                  s->prop.max_qp_wr);
+    }
+    st = rnic_cmd_load_ring(c, &q->ring, q->log_size, RNIC_RQ_WQE_SIZE, 0,
+                            &ring);
+    if (st) {
+        return st;
+    }
+    rnic_pbl_free(s, &srq->wq.ring.pbl);
+    srq->wq.ring = ring;
+    c->out[RNIC_OUT_ENTRIES] = 1u << q->log_size;
+    trace_rnic_srq_resize(srqn, 1u << q->log_size);
+    return RNIC_CMD_OK;
+}
+
 static uint8_t cmd_query_srq(RnicCmdCtx *c)
 {
     uint32_t srqn = le32_to_cpu(c->cmd->u.query.handle);
@@ -1124,6 +1165,7 @@ static const RnicCmdDesc rnic_cmds[256] = {
     [RNIC_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", cmd_destroy_srq },
     [RNIC_CMD_RESIZE_CQ] = { "RESIZE_CQ", cmd_resize_cq },
     [RNIC_CMD_MODIFY_SRQ] = { "MODIFY_SRQ", cmd_modify_srq },
+    [RNIC_CMD_RESIZE_SRQ] = { "RESIZE_SRQ", cmd_resize_srq },
     [RNIC_CMD_QUERY_SRQ] = { "QUERY_SRQ", cmd_query_srq },
     [RNIC_CMD_ALLOC_MW] = { "ALLOC_MW", cmd_alloc_mw },
     [RNIC_CMD_DEALLOC_MW] = { "DEALLOC_MW", cmd_dealloc_mw },

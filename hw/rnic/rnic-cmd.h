@@ -14,7 +14,8 @@
 
 #define RNIC_ACCESS_ALL (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | \
                          RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_ATOMIC | \
-                         RNIC_ACCESS_MW_BIND)
+                         RNIC_ACCESS_MW_BIND | RNIC_ACCESS_FLUSH_GLOBAL | \
+                         RNIC_ACCESS_FLUSH_PERSISTENT)
 
 /* One command being executed: its private copy and where results go. */
 typedef struct RnicCmdCtx {

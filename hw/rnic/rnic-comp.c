@@ -16,12 +16,6 @@
 #include "rnic-transport.h"
 #include "trace.h"
 
-static bool rnic_op_is_rd_atomic(uint8_t op)
-{
-    return op == RNIC_WR_RDMA_READ || op == RNIC_WR_ATOMIC_CMP_SWP ||
-           op == RNIC_WR_ATOMIC_FETCH_ADD;
-}
-
 /* ---- Retiring WQEs ---- */
 
 static void rnic_comp_post(RnicState *s, RnicQP *qp, RnicSwqe *w,
@@ -61,7 +55,7 @@ void rnic_comp_advance(RnicState *s, RnicQP *qp)
         } else {
             break;
         }
-        if (w->started && rnic_op_is_rd_atomic(w->opcode) &&
+        if (w->started && rnic_wr_is_rd_atomic(w->opcode) &&
             tp->req.rd_outstanding) {
             tp->req.rd_outstanding--;
         }
@@ -284,7 +278,7 @@ static void rnic_comp_ack_to(RnicState *s, RnicQP *qp, uint32_t ack_psn)
         if (w->state == RNIC_SWQE_DONE) {
             continue;
         }
-        if (rnic_op_is_rd_atomic(w->opcode)) {
+        if (rnic_wr_is_rd_atomic(w->opcode)) {
             uint32_t want = w->opcode == RNIC_WR_RDMA_READ ?
                 rnic_psn_add(w->first_psn, w->read_off / mtu) : w->first_psn;
 
@@ -387,7 +381,10 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
     }
 }
 
-/* The oldest WQE if it is a started READ/ATOMIC awaiting its response. */
+/*
+ * The oldest WQE if it is a started READ/ATOMIC awaiting its response.
+ * A READ response also answers FLUSH and ATOMIC WRITE (empty).
+ */
 static RnicSwqe *rnic_comp_head_rd(RnicQP *qp, uint8_t want_op)
 {
     RnicTransport *tp = qp->tp;
@@ -401,7 +398,8 @@ static RnicSwqe *rnic_comp_head_rd(RnicQP *qp, uint8_t want_op)
         w->state == RNIC_SWQE_ERROR) {
         return NULL;
     }
-    if (want_op == RNIC_WR_RDMA_READ ? w->opcode != RNIC_WR_RDMA_READ :
+    if (want_op == RNIC_WR_RDMA_READ ?
+        (w->opcode != RNIC_WR_RDMA_READ && !rnic_wr_is_place(w->opcode)) :
         (w->opcode != RNIC_WR_ATOMIC_CMP_SWP &&
          w->opcode != RNIC_WR_ATOMIC_FETCH_ADD)) {
         return NULL;

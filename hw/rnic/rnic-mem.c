@@ -13,6 +13,8 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/bswap.h"
+#include "qemu/rcu.h"
+#include "exec/memory.h"
 #include "rnic.h"
 #include "rnic-cmd.h"
 #include "trace.h"
@@ -598,6 +600,62 @@ RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,
             return RNIC_MEM_DMA;
         }
         p += n;
+        off += n;
+        len -= n;
+    }
+    return RNIC_MEM_OK;
+}
+
+/*
+ * Makes guest memory behind one DMA range durable: file-backed or pmem
+ * guest RAM is synced to its backing store, anonymous RAM has none, and a
+ * range that is not RAM is refused.  Goes through the device's DMA
+ * address space, so a vIOMMU mapping is honoured.
+ */
+static bool rnic_dma_persist(RnicState *s, dma_addr_t addr, uint64_t len)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        hwaddr xlat, plen = len;
+        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
+                                                   true,
+                                                   MEMTXATTRS_UNSPECIFIED);
+
+        if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
+            !plen) {
+            trace_rnic_err_dma(addr, len);
+            return false;
+        }
+        memory_region_msync(mr, xlat, plen);
+        addr += plen;
+        len -= plen;
+    }
+    return true;
+}
+
+RnicMemErr rnic_mr_persist(RnicState *s, RnicMR *mr, uint64_t va,
+                           uint64_t len)
+{
+    uint64_t off;
+
+    if (mr->flags & RNIC_MR_FLAG_PHYS) {
+        return len && !rnic_dma_persist(s, va, len) ? RNIC_MEM_DMA :
+                                                      RNIC_MEM_OK;
+    }
+    /* The caller bounded va and len by the MR, as for rnic_mr_copy(). */
+    off = (va - mr->iova) + (mr->iova & ((1ULL << mr->pbl.page_shift) - 1));
+    while (len) {
+        uint64_t addr, contig, n;
+
+        if (!rnic_pbl_addr(&mr->pbl, off, &addr, &contig)) {
+            return RNIC_MEM_BOUNDS;
+        }
+        n = MIN(len, contig);
+        if (!rnic_dma_persist(s, addr, n)) {
+            return RNIC_MEM_DMA;
+        }
         off += n;
         len -= n;
     }

@@ -33,15 +33,13 @@ uint8_t rnic_wr_to_wc_opcode(uint8_t wr_opcode)
         return RNIC_WC_REG_MR;
     case RNIC_WR_BIND_MW:
         return RNIC_WC_BIND_MW;
+    case RNIC_WR_ATOMIC_WRITE:
+        return RNIC_WC_ATOMIC_WRITE;
+    case RNIC_WR_FLUSH:
+        return RNIC_WC_FLUSH;
     default:
         return RNIC_WC_SEND;
     }
-}
-
-static bool rnic_wr_is_rd_atomic(uint8_t op)
-{
-    return op == RNIC_WR_RDMA_READ || op == RNIC_WR_ATOMIC_CMP_SWP ||
-           op == RNIC_WR_ATOMIC_FETCH_ADD;
 }
 
 static bool rnic_qp_is_ud(const RnicQP *qp)
@@ -61,7 +59,7 @@ static bool rnic_wr_valid_for_qp(const RnicQP *qp, uint8_t op)
 {
     switch (qp->type) {
     case RNIC_QPT_RC:
-        return op <= RNIC_WR_ATOMIC_FETCH_ADD;
+        return op <= RNIC_WR_ATOMIC_FETCH_ADD || rnic_wr_is_place(op);
     case RNIC_QPT_UC:
         return op == RNIC_WR_SEND || op == RNIC_WR_SEND_IMM ||
                op == RNIC_WR_RDMA_WRITE || op == RNIC_WR_RDMA_WRITE_IMM;
@@ -234,6 +232,17 @@ static bool rnic_req_fetch(RnicState *s, RnicQP *qp)
         return false;
     }
 
+    if (rnic_wr_is_place(w->opcode)) {
+        /* Everything is in the WQE: no SGEs, no payload to gather. */
+        w->flags &= ~RNIC_WQE_INLINE;
+        w->num_sge = 0;
+        if (w->opcode == RNIC_WR_FLUSH && w->swap > UINT32_MAX &&
+            !(ldl_le_p(&w->imm_inv) & RNIC_FLUSH_LEVEL_MASK)) {
+            rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR,
+                           "FLUSH range above 4 GiB");
+            return false;
+        }
+    }
     if (w->flags & RNIC_WQE_INLINE) {
         uint32_t ilen = le32_to_cpu(hdr.inline_len);
 
@@ -372,6 +381,10 @@ static uint8_t rnic_req_opcode(RnicQP *qp, RnicSwqe *w, uint32_t pkt)
         return RNIC_OPC_RC_RDMA_READ_REQUEST;
     case RNIC_WR_ATOMIC_CMP_SWP:
         return RNIC_OPC_RC_COMPARE_SWAP;
+    case RNIC_WR_ATOMIC_WRITE:
+        return RNIC_OPC_RC_ATOMIC_WRITE;
+    case RNIC_WR_FLUSH:
+        return RNIC_OPC_RC_FLUSH;
     default:
         return RNIC_OPC_RC_FETCH_ADD;
     }
@@ -487,6 +500,16 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
             }
             n = 0;
         }
+        if (w->opcode == RNIC_WR_FLUSH) {
+            p.reth.dma_len = MIN(w->swap, UINT32_MAX);
+            p.feth = ldl_le_p(&w->imm_inv) &
+                     (RNIC_FLUSH_TYPE_MASK | RNIC_FLUSH_LEVEL_MASK);
+        } else if (w->opcode == RNIC_WR_ATOMIC_WRITE) {
+            /* The 8 bytes go out as they lie in memory. */
+            p.reth.dma_len = 8;
+            stq_le_p(payload, w->compare_add);
+            n = 8;
+        }
         if (info->flags & RNIC_HDR_IMMDT) {
             p.imm = ldl_be_p(&w->imm_inv);
         }
@@ -501,7 +524,7 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
             p.deth.qkey = (w->ud_qkey & 0x80000000u) ? own : w->ud_qkey;
             p.deth.src_qp = qp->qpn;
         }
-        if (n) {
+        if (n && w->opcode != RNIC_WR_ATOMIC_WRITE) {
             RnicMemErr err = RNIC_MEM_OK;
 
             if (w->inline_data) {

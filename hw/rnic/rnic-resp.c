@@ -179,7 +179,8 @@ static RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp)
             return RNIC_RWQE_NONE;
         }
         ring = &srq->wq.ring;
-        r->slot_mask = (1u << ring->log_size) - 1;
+        /* Unmasked: the SRQ may be resized before the CQE is polled. */
+        r->slot_mask = UINT16_MAX;
         max_sge = srq->wq.max_sge;
         r->from_srq = true;
         r->idx = srq->wq.ci;
@@ -526,6 +527,23 @@ static RnicRdReq *rnic_resp_rd_alloc(RnicTransport *tp)
     return rd;
 }
 
+/* A one-packet request at @psn was executed: send its response now. */
+static void rnic_resp_rd_answer_one(RnicState *s, RnicQP *qp, RnicRdReq *rd,
+                                    uint32_t psn)
+{
+    RnicTransport *tp = qp->tp;
+    int budget = 1;
+
+    rd->psn = psn;
+    rd->cur_psn = psn;
+    rd->npkts = 1;
+    rd->cur_first = true;
+    rd->pending = true;
+    tp->resp.epsn = rnic_psn_add(psn, 1);
+    tp->resp.msn = rnic_msn_add(tp->resp.msn, 1);
+    rnic_resp_run(s, qp, &budget);
+}
+
 static void rnic_resp_read(RnicState *s, RnicQP *qp, const RnicPkt *p)
 {
     RnicTransport *tp = qp->tp;
@@ -585,7 +603,6 @@ static void rnic_resp_atomic(RnicState *s, RnicQP *qp, const RnicPkt *p)
     RnicRdReq *rd;
     RnicMemErr err;
     RnicMR *mr;
-    int budget = 1;
 
     if (!(qp->access_flags & RNIC_ACCESS_REMOTE_ATOMIC)) {
         rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
@@ -628,14 +645,91 @@ static void rnic_resp_atomic(RnicState *s, RnicQP *qp, const RnicPkt *p)
         return;
     }
     rd->atomic = true;
-    rd->psn = p->bth.psn;
-    rd->cur_psn = p->bth.psn;
-    rd->npkts = 1;
     rd->atomic_orig = orig;
-    rd->pending = true;
-    tp->resp.epsn = rnic_psn_add(p->bth.psn, 1);
-    tp->resp.msn = rnic_msn_add(tp->resp.msn, 1);
-    rnic_resp_run(s, qp, &budget);
+    rnic_resp_rd_answer_one(s, qp, rd, p->bth.psn);
+}
+
+/*
+ * FLUSH and ATOMIC WRITE (the memory placement extensions): checked like
+ * the READ and ATOMIC they resemble, executed once, and answered by an
+ * empty READ response that a duplicate gets again without a second
+ * execution.  Everything the device writes reaches guest memory at once,
+ * so global visibility needs nothing more; persistence syncs the range
+ * to the guest RAM's backing store.
+ */
+static void rnic_resp_place(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                            const uint8_t *frame)
+{
+    RnicTransport *tp = qp->tp;
+    bool flush = p->bth.opcode == RNIC_OPC_RC_FLUSH;
+    uint32_t type = p->feth & RNIC_FLUSH_TYPE_MASK;
+    uint32_t level = (p->feth & RNIC_FLUSH_LEVEL_MASK) >>
+                     RNIC_FLUSH_LEVEL_SHIFT;
+    uint64_t va = p->reth.va, len = p->reth.dma_len;
+    uint32_t access;
+    RnicRdReq *rd;
+    RnicMemErr err;
+    RnicMR *mr;
+
+    if (flush) {
+        if (!type || (type & ~(RNIC_FLUSH_GLOBAL | RNIC_FLUSH_PERSISTENT)) ||
+            level > RNIC_FLUSH_LEVEL_MR) {
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                            RNIC_EQE_QP_REQ_ERR, "bad FLUSH header");
+            return;
+        }
+        access = ((type & RNIC_FLUSH_GLOBAL) ? RNIC_ACCESS_FLUSH_GLOBAL : 0) |
+                 ((type & RNIC_FLUSH_PERSISTENT) ?
+                  RNIC_ACCESS_FLUSH_PERSISTENT : 0);
+        if (level == RNIC_FLUSH_LEVEL_MR) {
+            len = 0;            /* the whole MR: no range to check */
+        }
+    } else {
+        access = RNIC_ACCESS_REMOTE_WRITE;
+        if (!(qp->access_flags & RNIC_ACCESS_REMOTE_WRITE)) {
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                            RNIC_EQE_QP_ACCESS_ERR, "QP lacks REMOTE_WRITE");
+            return;
+        }
+        if (len != 8 || p->payload_len != 8 || (va & 7)) {
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                            RNIC_EQE_QP_REQ_ERR,
+                            "ATOMIC WRITE not 8 aligned bytes");
+            return;
+        }
+    }
+    err = rnic_rkey_check(s, p->reth.rkey, qp->pdn, qp->qpn, access, va,
+                          len, &mr);
+    if (err != RNIC_MEM_OK) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                        RNIC_EQE_QP_ACCESS_ERR, flush ?
+                        "bad rkey for FLUSH" : "bad rkey for ATOMIC WRITE");
+        return;
+    }
+    rd = rnic_resp_rd_alloc(tp);
+    if (!rd) {
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                        RNIC_EQE_QP_REQ_ERR, "too many outstanding READs");
+        return;
+    }
+    if (!flush) {
+        err = rnic_mr_copy(s, mr, va, (void *)(frame + p->payload_off), 8,
+                           true);
+    } else if (type & RNIC_FLUSH_PERSISTENT) {
+        err = level == RNIC_FLUSH_LEVEL_MR ?
+              rnic_mr_persist(s, mr, mr->iova, mr->length) :
+              rnic_mr_persist(s, mr, va, len);
+    }
+    if (err != RNIC_MEM_OK) {
+        rd->valid = false;
+        rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_REMOTE_ACCESS_ERR,
+                        RNIC_EQE_QP_ACCESS_ERR, rnic_mem_err_str(err));
+        return;
+    }
+    trace_rnic_tp_place(qp->qpn, flush ? "FLUSH" : "ATOMIC_WRITE",
+                        p->bth.psn, va, len);
+    rd->place = true;
+    rnic_resp_rd_answer_one(s, qp, rd, p->bth.psn);
 }
 
 /* Sends the next response packet of 'rd'; false if the QP failed. */
@@ -749,7 +843,7 @@ static void rnic_resp_duplicate(RnicState *s, RnicQP *qp, const RnicPkt *p,
 
     s->cnt[RNIC_CNT_DUP_REQ]++;
     trace_rnic_tp_resp_psn(qp->qpn, "duplicate", p->bth.psn, tp->resp.epsn);
-    if (!(flags & (RNIC_OPF_READ | RNIC_OPF_ATOMIC))) {
+    if (!(flags & (RNIC_OPF_READ | RNIC_OPF_ATOMIC | RNIC_OPF_PLACE))) {
         /*
          * A retransmitted run of packets asks for an ACK at least on each
          * message's last packet; answering only those keeps a timeout
@@ -768,7 +862,15 @@ static void rnic_resp_duplicate(RnicState *s, RnicQP *qp, const RnicPkt *p,
         if (!rd->valid || k < 0 || (uint32_t)k >= rd->npkts) {
             continue;
         }
-        if (rd->atomic) {
+        if (rd->place) {
+            if (!(flags & RNIC_OPF_PLACE) || k) {
+                break;
+            }
+            rd->pending = true;     /* answer again, do not redo */
+            rd->replay = true;
+            rd->cur_psn = rd->psn;
+            rd->cur_first = true;
+        } else if (rd->atomic) {
             if (!(flags & RNIC_OPF_ATOMIC) || k) {
                 break;
             }
@@ -916,6 +1018,9 @@ static void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
         return;                 /* the response is the acknowledgement */
     } else if (flags & RNIC_OPF_ATOMIC) {
         rnic_resp_atomic(s, qp, p);
+        return;
+    } else if (flags & RNIC_OPF_PLACE) {
+        rnic_resp_place(s, qp, p, frame);
         return;
     }
     if (qp->state == RNIC_QPS_ERR || resp->nak_sent ||

@@ -141,7 +141,7 @@ typedef struct RnicRwqe {
     bool valid;
     bool from_srq;
     uint16_t idx;
-    uint16_t slot_mask;     /* ring entries - 1, for CQE wqe_idx */
+    uint16_t slot_mask;     /* for CQE wqe_idx: RQ entries - 1, SRQ all */
     uint8_t num_sge;
     uint64_t wr_id;
     uint64_t total;         /* sum of the SGE lengths */
@@ -153,6 +153,7 @@ typedef struct RnicRwqe {
 typedef struct RnicRdReq {
     bool valid;
     bool atomic;
+    bool place;             /* FLUSH or ATOMIC WRITE: one empty response */
     bool pending;           /* responses still to be generated */
     bool replay;            /* pending again for a duplicate request */
     uint32_t psn;           /* first PSN of the request */
@@ -198,6 +199,24 @@ struct RnicTransport {
     RnicResp resp;
     RnicSwqe swqe[RNIC_TP_MAX_INFLIGHT];
 };
+
+/*
+ * Work requests whose completion comes from a response packet rather than
+ * an ACK, and which count against max_rd_atomic: READ and the atomics,
+ * and FLUSH and ATOMIC WRITE (answered by an empty READ response).
+ */
+static inline bool rnic_wr_is_rd_atomic(uint8_t op)
+{
+    return op == RNIC_WR_RDMA_READ || op == RNIC_WR_ATOMIC_CMP_SWP ||
+           op == RNIC_WR_ATOMIC_FETCH_ADD || op == RNIC_WR_ATOMIC_WRITE ||
+           op == RNIC_WR_FLUSH;
+}
+
+/* The memory-placement requests, answered by an empty READ response. */
+static inline bool rnic_wr_is_place(uint8_t op)
+{
+    return op == RNIC_WR_ATOMIC_WRITE || op == RNIC_WR_FLUSH;
+}
 
 static inline RnicSwqe *rnic_tp_swqe(RnicTransport *tp, uint16_t idx)
 {

@@ -18,6 +18,7 @@
 #define RNIC_HLEN(f) \
     (RNIC_BTH_LEN + \
      (((f) & RNIC_HDR_DETH) ? RNIC_DETH_LEN : 0) + \
+     (((f) & RNIC_HDR_FETH) ? RNIC_FETH_LEN : 0) + \
      (((f) & RNIC_HDR_RETH) ? RNIC_RETH_LEN : 0) + \
      (((f) & RNIC_HDR_ATOMIC_ETH) ? RNIC_ATOMIC_ETH_LEN : 0) + \
      (((f) & RNIC_HDR_AETH) ? RNIC_AETH_LEN : 0) + \
@@ -91,6 +92,11 @@ static const RnicOpcodeInfo rnic_opcodes[256] = {
        SEND_F | RNIC_OPF_LAST | RNIC_HDR_IETH),
     OP(RNIC_OPC_RC_SEND_ONLY_WITH_INVALIDATE, "RC_SEND_ONLY_WITH_INVALIDATE",
        SEND_F | RNIC_OPF_ONLY | RNIC_HDR_IETH),
+    OP(RNIC_OPC_RC_FLUSH, "RC_FLUSH",
+       RNIC_OPF_REQUEST | RNIC_OPF_PLACE | RNIC_OPF_ONLY | RNIC_HDR_FETH |
+       RNIC_HDR_RETH),
+    OP(RNIC_OPC_RC_ATOMIC_WRITE, "RC_ATOMIC_WRITE",
+       REQ_PL | RNIC_OPF_PLACE | RNIC_OPF_ONLY | RNIC_HDR_RETH),
 
     SEND_WRITE_OPS(UC),
 
@@ -268,6 +274,10 @@ static void rnic_parse_ext(const uint8_t *p, uint32_t flags, RnicPkt *out)
         out->deth.qkey = rnic_ld32be(p);
         out->deth.src_qp = rnic_ld24be(p + 5);
         p += RNIC_DETH_LEN;
+    }
+    if (flags & RNIC_HDR_FETH) {
+        out->feth = rnic_ld32be(p);
+        p += RNIC_FETH_LEN;
     }
     if (flags & RNIC_HDR_RETH) {
         out->reth.va = rnic_ld64be(p);
@@ -508,6 +518,10 @@ static uint8_t *rnic_build_ext(const RnicPkt *p, uint32_t flags, uint8_t *b)
         b[4] = 0;
         rnic_st24be(b + 5, p->deth.src_qp);
         b += RNIC_DETH_LEN;
+    }
+    if (flags & RNIC_HDR_FETH) {
+        rnic_st32be(b, p->feth);
+        b += RNIC_FETH_LEN;
     }
     if (flags & RNIC_HDR_RETH) {
         rnic_st64be(b, p->reth.va);

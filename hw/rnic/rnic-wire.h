@@ -43,6 +43,7 @@
 #define RNIC_AETH_LEN               4
 #define RNIC_IMMDT_LEN              4
 #define RNIC_IETH_LEN               4
+#define RNIC_FETH_LEN               4
 #define RNIC_DETH_LEN               8
 #define RNIC_ATOMIC_ETH_LEN         28
 #define RNIC_ATOMIC_ACK_ETH_LEN     8
@@ -96,6 +97,8 @@ enum {
     RNIC_OPC_FETCH_ADD                      = 0x14,
     RNIC_OPC_SEND_LAST_WITH_INVALIDATE      = 0x16,
     RNIC_OPC_SEND_ONLY_WITH_INVALIDATE      = 0x17,
+    RNIC_OPC_FLUSH                          = 0x1c,
+    RNIC_OPC_ATOMIC_WRITE                   = 0x1d,
 };
 
 #define RNIC_OPC_RC_(op)    (RNIC_OPC_RC | RNIC_OPC_##op)
@@ -128,6 +131,8 @@ enum {
     RNIC_OPC_RC_FETCH_ADD = RNIC_OPC_RC_(FETCH_ADD),
     RNIC_OPC_RC_SEND_LAST_WITH_INVALIDATE = RNIC_OPC_RC_(SEND_LAST_WITH_INVALIDATE),
     RNIC_OPC_RC_SEND_ONLY_WITH_INVALIDATE = RNIC_OPC_RC_(SEND_ONLY_WITH_INVALIDATE),
+    RNIC_OPC_RC_FLUSH = RNIC_OPC_RC_(FLUSH),
+    RNIC_OPC_RC_ATOMIC_WRITE = RNIC_OPC_RC_(ATOMIC_WRITE),
 
     RNIC_OPC_UC_SEND_FIRST = RNIC_OPC_UC_(SEND_FIRST),
     RNIC_OPC_UC_SEND_MIDDLE = RNIC_OPC_UC_(SEND_MIDDLE),
@@ -151,7 +156,7 @@ enum {
 
 /*
  * Opcode attributes.  The RNIC_HDR_* bits name the extension headers that
- * follow the BTH (they are always laid out in IBTA order: DETH, RETH,
+ * follow the BTH (they are always laid out in IBTA order: DETH, FETH, RETH,
  * AtomicETH, AETH, AtomicAckETH, ImmDt, IETH); the RNIC_OPF_* bits
  * classify the packet.  RNIC_OPF_ONLY is FIRST|LAST so that "starts a
  * message" and "ends a message" are single-bit tests.
@@ -163,7 +168,8 @@ enum {
 #define RNIC_HDR_DETH               (1u << 4)
 #define RNIC_HDR_ATOMIC_ETH         (1u << 5)
 #define RNIC_HDR_ATOMIC_ACK_ETH     (1u << 6)
-#define RNIC_HDR_MASK               0x7fu
+#define RNIC_HDR_FETH               (1u << 7)
+#define RNIC_HDR_MASK               0xffu
 
 #define RNIC_OPF_PAYLOAD            (1u << 8)
 #define RNIC_OPF_FIRST              (1u << 9)
@@ -177,6 +183,8 @@ enum {
 #define RNIC_OPF_READ               (1u << 16)
 #define RNIC_OPF_ATOMIC             (1u << 17)
 #define RNIC_OPF_ACK                (1u << 18)
+/* FLUSH and ATOMIC WRITE: answered by an empty RDMA READ response. */
+#define RNIC_OPF_PLACE              (1u << 19)
 
 typedef struct RnicOpcodeInfo {
     const char *name;       /* e.g. "RC_SEND_FIRST" */
@@ -260,6 +268,7 @@ typedef struct RnicPkt {
     RnicDeth deth;
     RnicAtomicEth atomic;
     uint64_t atomic_orig;   /* AtomicAckETH original remote value */
+    uint32_t feth;          /* FLUSH: RNIC_FLUSH_* type and level bits */
 
     /*
      * Layout.  The parser fills all of these; the builder only reads

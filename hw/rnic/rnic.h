@@ -456,6 +456,9 @@ RnicMemErr rnic_rkey_check(RnicState *s, uint32_t rkey, uint32_t pdn,
 /* Copies between 'buf' and [va, va + len) of a checked MR. */
 RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,
                         uint64_t len, bool to_guest);
+/* FLUSH to persistence: sync [va, va + len) of the MR to its backing. */
+RnicMemErr rnic_mr_persist(RnicState *s, RnicMR *mr, uint64_t va,
+                           uint64_t len);
 
 /* Host-order SGE. */
 typedef struct RnicSge {

@@ -182,50 +182,65 @@ static void test_db_qp_owner(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
 }
 
-/* An SRQ for the env's PD; returns its number. */
-static uint32_t create_srq(Env *e, uint16_t uctx)
+/* An SRQ of 1 << log entries in @ring for the env's PD; its number. */
+static uint32_t create_srq_in(Env *e, uint16_t uctx, unsigned log,
+                              uint64_t ring)
 {
     struct rnic_cmd cmd;
     uint32_t out[6];
 
     qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_SRQ);
     cmd.hdr.uctx = cpu_to_le16(uctx);
-    cmd.u.create_srq.log_size = 5;
+    cmd.u.create_srq.log_size = log;
     cmd.u.create_srq.max_sge = 2;
     cmd.u.create_srq.pdn = cpu_to_le32(e->pdn);
-    cmd.u.create_srq.ring.addr = cpu_to_le64(qrnic_alloc(e->r, QRNIC_PAGE));
+    cmd.u.create_srq.ring.addr = cpu_to_le64(ring);
     cmd.u.create_srq.ring.npages = cpu_to_le32(1);
     cmd.u.create_srq.ring.page_shift = 12;
     g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
     return out[RNIC_OUT_HANDLE];
 }
 
-/* An RQ doorbell for a QP that receives from an SRQ is refused. */
-static void test_db_rq_srq(void *obj, void *data, QGuestAllocator *alloc)
+static uint32_t create_srq(Env *e, uint16_t uctx)
 {
-    Env e;
-    struct rnic_cmd cmd;
-    uint32_t out[6], srqn, qpn;
-    uint64_t before;
+    return create_srq_in(e, uctx, 5, qrnic_alloc(e->r, QRNIC_PAGE));
+}
 
-    rt_env_basic(&e, obj, data);
-    srqn = create_srq(&e, 0);
+/* An RC QP in INIT that receives from SRQ @srqn; its number. */
+static uint32_t create_srq_qp(Env *e, uint32_t srqn)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6], qpn;
+
     qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_QP);
     cmd.u.create_qp.qp_type = RNIC_QPT_RC;
     cmd.u.create_qp.sq_log_size = 4;
     cmd.u.create_qp.max_send_sge = 1;
     cmd.u.create_qp.flags = cpu_to_le32(RNIC_QP_FLAG_HAS_SRQ);
-    cmd.u.create_qp.pdn = cpu_to_le32(e.pdn);
-    cmd.u.create_qp.send_cqn = cpu_to_le32(e.cq.cqn);
-    cmd.u.create_qp.recv_cqn = cpu_to_le32(e.cq.cqn);
+    cmd.u.create_qp.pdn = cpu_to_le32(e->pdn);
+    cmd.u.create_qp.send_cqn = cpu_to_le32(e->cq.cqn);
+    cmd.u.create_qp.recv_cqn = cpu_to_le32(e->cq.cqn);
     cmd.u.create_qp.srqn = cpu_to_le32(srqn);
-    cmd.u.create_qp.sq.addr = cpu_to_le64(qrnic_alloc(e.r, QRNIC_PAGE));
+    cmd.u.create_qp.sq.addr = cpu_to_le64(qrnic_alloc(e->r, QRNIC_PAGE));
     cmd.u.create_qp.sq.npages = cpu_to_le32(1);
     cmd.u.create_qp.sq.page_shift = 12;
-    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
     qpn = out[RNIC_OUT_HANDLE];
-    g_assert_cmpuint(rt_qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_INIT,
+    g_assert_cmpuint(rt_qp_modify(e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_INIT,
                                   MASK_TO_INIT), ==, RNIC_CMD_OK);
+    return qpn;
+}
+
+/* An RQ doorbell for a QP that receives from an SRQ is refused. */
+static void test_db_rq_srq(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint32_t srqn, qpn;
+    uint64_t before;
+
+    rt_env_basic(&e, obj, data);
+    srqn = create_srq(&e, 0);
+    qpn = create_srq_qp(&e, srqn);
 
     before = rt_guest_errs(e.r);
     qrnic_doorbell(e.r, 0, RNIC_DB_RQ, qpn | 1ull << 32);
@@ -394,6 +409,117 @@ static void test_cq_resize(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_PARAM);
 }
 
+/* SEND @n bytes of pattern @seed at @psn to @qpn; its receive CQE. */
+static void srq_send(Env *e, uint32_t qpn, uint32_t psn, uint8_t seed,
+                     struct rnic_cqe *cqe)
+{
+    uint8_t payload[48];
+    Roce f;
+
+    rt_fill_pattern(payload, sizeof(payload), seed);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, qpn, psn, payload,
+                         sizeof(payload));
+    rt_send_roce(e, &f);
+    g_assert_true(qrnic_cq_wait(e->r, &e->cq, cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe->status, ==, RNIC_WC_SUCCESS);
+    rt_expect_ack(e, AETH_ACK(0), psn);
+}
+
+/*
+ * RESIZE_SRQ: WQEs posted before the resize and copied by the driver to
+ * their slots in the larger ring are consumed from there, in order, with
+ * their data where their SGEs say; CQEs carry unmasked SRQ indices.  A
+ * smaller ring, a bad handle and reserved bits are refused.
+ */
+static void test_srq_resize(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QTestState *qts;
+    uint8_t wqe[RNIC_RQ_WQE_SIZE], want[48], got[48];
+    QRnicQp srq = { .rq_log_size = 2 };
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    struct rnic_cmd cmd;
+    uint32_t out[6], srqn, qpn, psn = QP_RQ_PSN, i;
+    uint64_t new_ring;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    qts = qrnic_qts(e.r);
+    srq.rq_buf = qrnic_alloc(e.r, QRNIC_PAGE);
+    srqn = create_srq_in(&e, 0, srq.rq_log_size, srq.rq_buf);
+    qpn = create_srq_qp(&e, srqn);
+    g_assert_cmpuint(rt_qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_RTR,
+                                  MASK_TO_RTR), ==, RNIC_CMD_OK);
+
+    /* Fill the 4-entry ring and take all of it, then one more. */
+    for (i = 0; i < 7; i++) {
+        rt_sge_of(&sge, &e.mr, i * 64, 64);
+        qrnic_post_recv(e.r, &srq, 0x100 + i, &sge, 1);
+        if (i == 3 || i == 6) {
+            qrnic_doorbell(e.r, 0, RNIC_DB_SRQ,
+                           srqn | (uint64_t)srq.rq_pi << 32);
+        }
+        if (i == 3) {
+            for (; psn < QP_RQ_PSN + 4; psn++) {
+                srq_send(&e, qpn, psn, psn, &cqe);
+                g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==,
+                                0x100 + psn - QP_RQ_PSN);
+            }
+        }
+    }
+    srq_send(&e, qpn, psn, psn, &cqe);
+    psn++;
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x104);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, 4);   /* not 4 & 3 */
+
+    /* Indices 5 and 6 wait in slots 1 and 2; they move to 5 and 6. */
+    new_ring = qrnic_alloc(e.r, QRNIC_PAGE);
+    for (i = 5; i < 7; i++) {
+        qtest_memread(qts, srq.rq_buf + (i & 3) * RNIC_RQ_WQE_SIZE, wqe,
+                      sizeof(wqe));
+        qtest_memwrite(qts, new_ring + i * RNIC_RQ_WQE_SIZE, wqe,
+                       sizeof(wqe));
+    }
+    qrnic_cmd_init(&cmd, RNIC_CMD_RESIZE_SRQ);
+    cmd.u.resize_srq.srqn = cpu_to_le32(srqn);
+    cmd.u.resize_srq.log_size = 1;
+    cmd.u.resize_srq.ring.addr = cpu_to_le64(new_ring);
+    cmd.u.resize_srq.ring.npages = cpu_to_le32(1);
+    cmd.u.resize_srq.ring.page_shift = 12;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_PARAM);
+    cmd.u.resize_srq.log_size = 4;
+    cmd.u.resize_srq.rsvd_5[1] = 1;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_PARAM);
+    cmd.u.resize_srq.rsvd_5[1] = 0;
+    cmd.u.resize_srq.srqn = cpu_to_le32(srqn + 1);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_HANDLE);
+    cmd.u.resize_srq.srqn = cpu_to_le32(srqn);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(out[RNIC_OUT_ENTRIES], ==, 16);
+    qrnic_cmd_init(&cmd, RNIC_CMD_QUERY_SRQ);
+    cmd.u.query.handle = cpu_to_le32(srqn);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(out[RNIC_OUT_SRQ_ENTRIES], ==, 16);
+
+    /* Three more in the new ring, then five messages take 5 .. 9. */
+    srq.rq_buf = new_ring;
+    srq.rq_log_size = 4;
+    for (i = 7; i < 10; i++) {
+        rt_sge_of(&sge, &e.mr, i * 64, 64);
+        qrnic_post_recv(e.r, &srq, 0x100 + i, &sge, 1);
+    }
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | (uint64_t)srq.rq_pi << 32);
+    for (i = 5; i < 10; i++, psn++) {
+        srq_send(&e, qpn, psn, psn, &cqe);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x100 + i);
+        g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, i);
+        rt_fill_pattern(want, sizeof(want), psn);
+        qtest_memread(qts, e.mr.buf + i * 64, got, sizeof(got));
+        g_assert_cmpmem(got, sizeof(got), want, sizeof(want));
+    }
+    rt_assert_cq_empty(&e, &e.cq);
+}
+
 /* ---- registration ---- */
 
 static void register_rnic_db_test(void)
@@ -408,6 +534,7 @@ static void register_rnic_db_test(void)
     rt_add("db-cq-bad", test_db_cq_bad);
     rt_add("db-eq-bad", test_db_eq_bad);
     rt_add("cq-resize", test_cq_resize);
+    rt_add("srq-resize", test_srq_resize);
 }
 
 libqos_init(register_rnic_db_test);

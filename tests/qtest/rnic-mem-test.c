@@ -505,12 +505,207 @@ static void test_mw(void *obj, void *data, QGuestAllocator *alloc)
     mw_bind_errors(&e);
 }
 
+/* ---- memory placement: ATOMIC WRITE and FLUSH ---- */
+
+/* An empty READ response only, acknowledging the request at @psn. */
+static void expect_place_resp(Env *e, uint32_t psn)
+{
+    Roce f;
+
+    rt_recv_roce(e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_READ_RESP_ONLY);
+    g_assert_cmphex(f.psn, ==, psn);
+    g_assert_cmphex(f.syndrome & 0xe0, ==, 0);      /* an ACK */
+    g_assert_cmpuint(f.payload_len, ==, 0);
+}
+
+static void inject_atomic_write(Env *e, uint32_t psn, uint64_t va,
+                                const uint8_t val[8])
+{
+    Roce f;
+
+    rt_roce_init_payload(&f, OPC_ATOMIC_WRITE, e->qp.qpn, psn, val, 8);
+    f.va = va;
+    f.rkey = e->mr.rkey;
+    f.dma_len = 8;
+    f.ack_req = true;
+    rt_send_roce(e, &f);
+}
+
+static void inject_flush(Env *e, uint32_t psn, uint32_t rkey, uint64_t va,
+                         uint32_t len, uint32_t feth)
+{
+    Roce f;
+
+    rt_roce_init(&f, OPC_FLUSH, e->qp.qpn, psn);
+    f.va = va;
+    f.rkey = rkey;
+    f.dma_len = len;
+    f.feth = feth;
+    f.ack_req = true;
+    rt_send_roce(e, &f);
+}
+
+/*
+ * A peer's ATOMIC WRITE lands its 8 bytes and is answered by an empty READ
+ * response; its duplicate gets the answer again without writing again.
+ * A misaligned one is an invalid request.
+ */
+static void test_atomic_write_rx(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    static const uint8_t val[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint8_t got[16], zero[8] = { 0 };
+    QTestState *qts;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    qts = qrnic_qts(e.r);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    inject_atomic_write(&e, QP_RQ_PSN, e.mr.buf + 0x40, val);
+    expect_place_resp(&e, QP_RQ_PSN);
+    qtest_memread(qts, e.mr.buf + 0x38, got, sizeof(got));
+    g_assert_cmpmem(got, 8, zero, 8);
+    g_assert_cmpmem(got + 8, 8, val, 8);
+
+    /* The duplicate is answered, not executed. */
+    qtest_memwrite(qts, e.mr.buf + 0x40, zero, 8);
+    inject_atomic_write(&e, QP_RQ_PSN, e.mr.buf + 0x40, val);
+    expect_place_resp(&e, QP_RQ_PSN);
+    qtest_memread(qts, e.mr.buf + 0x40, got, 8);
+    g_assert_cmpmem(got, 8, zero, 8);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_DUP_REQ), ==, 1);
+
+    inject_atomic_write(&e, QP_RQ_PSN + 1, e.mr.buf + 0x44, val);
+    rt_expect_ack(&e, AETH_NAK(NAK_INV_REQ), QP_RQ_PSN + 1);
+    qtest_memread(qts, e.mr.buf + 0x40, got, 16);
+    g_assert_cmpmem(got, 8, zero, 8);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+}
+
+/*
+ * FLUSH: the MR must allow every placement type asked for; a range flush
+ * stays inside the MR, an MR-level one ignores the range.
+ */
+static void test_flush_rx(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint32_t global_range = 0x01, global_mr = 0x11, persist = 0x02;
+    QRnicMr mr;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_reg_mr(e.r, &mr, e.pdn, RNIC_ACCESS_LOCAL_WRITE |
+                                  RNIC_ACCESS_REMOTE_WRITE |
+                                  RNIC_ACCESS_FLUSH_GLOBAL, QRNIC_PAGE),
+                     ==, RNIC_CMD_OK);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    inject_flush(&e, QP_RQ_PSN, mr.rkey, mr.buf + 0x100, 0x200, global_range);
+    expect_place_resp(&e, QP_RQ_PSN);
+    inject_flush(&e, QP_RQ_PSN + 1, mr.rkey, 0, 0x7fffffff, global_mr);
+    expect_place_resp(&e, QP_RQ_PSN + 1);
+    /* A duplicate is answered again. */
+    inject_flush(&e, QP_RQ_PSN + 1, mr.rkey, 0, 0x7fffffff, global_mr);
+    expect_place_resp(&e, QP_RQ_PSN + 1);
+
+    /* A range past the MR's end. */
+    inject_flush(&e, QP_RQ_PSN + 2, mr.rkey, mr.buf + 0x100, QRNIC_PAGE,
+                 global_range);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN + 2);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn),
+                     ==, RNIC_CMD_OK);
+
+    /* Persistence the MR does not allow; the env MR allows no flush. */
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    inject_flush(&e, QP_RQ_PSN, mr.rkey, mr.buf, 64, persist);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn),
+                     ==, RNIC_CMD_OK);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    inject_flush(&e, QP_RQ_PSN, e.mr.rkey, e.mr.buf, 64, global_range);
+    rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn),
+                     ==, RNIC_CMD_OK);
+
+    /* A placement type that does not exist. */
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    inject_flush(&e, QP_RQ_PSN, mr.rkey, mr.buf, 64, 0x04);
+    rt_expect_ack(&e, AETH_NAK(NAK_INV_REQ), QP_RQ_PSN);
+}
+
+/*
+ * The requester side: ATOMIC WRITE and FLUSH WQEs go out with their
+ * headers and complete on the empty READ response, with their own
+ * completion opcodes.
+ */
+static void test_place_tx(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_send_wqe w;
+    struct rnic_cqe cqe;
+    Roce f, resp;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_send_wqe(&w, 0xa7, RNIC_WR_ATOMIC_WRITE, 0);
+    w.rkey = cpu_to_le32(0x1234);
+    w.remote_addr = cpu_to_le64(0x10000);
+    w.compare_add = cpu_to_le64(0x0807060504030201ull);
+    qrnic_post_send(e.r, &e.qp, &w, NULL, 0);
+    rt_send_wqe(&w, 0xf1, RNIC_WR_FLUSH, 0);
+    w.rkey = cpu_to_le32(0x1234);
+    w.remote_addr = cpu_to_le64(0x20000);
+    w.swap = cpu_to_le64(0x3000);
+    w.imm_inv = cpu_to_le32(RNIC_FLUSH_PERSISTENT |
+                            RNIC_FLUSH_LEVEL_MR << RNIC_FLUSH_LEVEL_SHIFT);
+    qrnic_post_send(e.r, &e.qp, &w, NULL, 0);
+    qrnic_ring_sq(e.r, &e.qp);
+
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_ATOMIC_WRITE);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    g_assert_cmphex(f.va, ==, 0x10000);
+    g_assert_cmphex(f.rkey, ==, 0x1234);
+    g_assert_cmpuint(f.dma_len, ==, 8);
+    g_assert_cmpuint(f.payload_len, ==, 8);
+    g_assert_cmphex(ldq_le_p(f.payload), ==, 0x0807060504030201ull);
+    g_assert_true(f.ack_req);
+    rt_roce_init(&resp, OPC_READ_RESP_ONLY, e.qp.qpn, QP_SQ_PSN);
+    resp.syndrome = AETH_ACK(0x1f);
+    resp.msn = 1;
+    rt_send_roce(&e, &resp);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xa7);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_ATOMIC_WRITE);
+
+    /* max_rd_atomic 1: the FLUSH waited for that response. */
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_FLUSH);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+    g_assert_cmphex(f.feth, ==, 0x12);
+    g_assert_cmphex(f.va, ==, 0x20000);
+    g_assert_cmpuint(f.dma_len, ==, 0x3000);
+    g_assert_cmpuint(f.payload_len, ==, 0);
+    rt_roce_init(&resp, OPC_READ_RESP_ONLY, e.qp.qpn, QP_SQ_PSN + 1);
+    resp.syndrome = AETH_ACK(0x1f);
+    resp.msn = 2;
+    rt_send_roce(&e, &resp);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf1);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_FLUSH);
+    rt_assert_cq_empty(&e, &e.cq);
+}
+
 static void register_rnic_mem_test(void)
 {
     rt_add("fast-reg-wqe", test_fast_reg_wqe);
     rt_add("fast-reg-wqe-errors", test_fast_reg_wqe_errors);
     rt_add("fast-reg-remote-inv", test_fast_reg_remote_inv);
     rt_add("mw", test_mw);
+    rt_add("atomic-write-rx", test_atomic_write_rx);
+    rt_add("flush-rx", test_flush_rx);
+    rt_add("place-tx", test_place_tx);
 }
 
 libqos_init(register_rnic_mem_test);

@@ -29,7 +29,8 @@ const uint8_t rt_peer_mac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
 
 static bool opc_has_reth(uint8_t opc)
 {
-    return opc == OPC_WRITE_ONLY || opc == OPC_READ_REQ;
+    return opc == OPC_WRITE_ONLY || opc == OPC_READ_REQ ||
+           opc == OPC_FLUSH || opc == OPC_ATOMIC_WRITE;
 }
 
 static bool opc_has_aeth(uint8_t opc)
@@ -152,6 +153,10 @@ size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size)
     memcpy(buf + 6, f->smac, 6);
     rt_st16(buf + 12, 0x0800);
 
+    if (f->opcode == OPC_FLUSH) {
+        stl_be_p(p, f->feth);       /* the FETH precedes the RETH */
+        p += 4;
+    }
     if (opc_has_reth(f->opcode)) {
         stq_be_p(p, f->va);
         stl_be_p(p + 8, f->rkey);
@@ -243,6 +248,10 @@ static void roce_parse(const uint8_t *buf, size_t len, Roce *f)
     f->ack_req = bth[8] & 0x80;
     f->psn = rt_ld24(bth + 9);
 
+    if (f->opcode == OPC_FLUSH) {
+        f->feth = ldl_be_p(p);
+        p += 4;
+    }
     if (opc_has_reth(f->opcode)) {
         f->va = ldq_be_p(p);
         f->rkey = ldl_be_p(p + 8);

@@ -49,6 +49,8 @@ enum {
     OPC_ACK = 0x11,
     OPC_SEND_LAST_INV = 0x16,
     OPC_SEND_ONLY_INV = 0x17,
+    OPC_FLUSH = 0x1c,
+    OPC_ATOMIC_WRITE = 0x1d,
 };
 
 #define AETH_ACK(credits)   (0x00 | ((credits) & 0x1f))
@@ -77,6 +79,7 @@ typedef struct Roce {
     uint64_t va;
     uint32_t rkey;
     uint32_t dma_len;
+    uint32_t feth;          /* FLUSH */
     uint8_t syndrome;
     uint32_t msn;
     uint32_t imm;

@@ -226,6 +226,7 @@ void test_fill_pkt(RnicPkt *p, uint8_t opcode, int ip_ver, bool vlan,
     p->aeth.msn = 0x00c0de;
     p->imm = 0x11223344;
     p->ieth_rkey = 0x55667788;
+    p->feth = 0x00000021;       /* MR level, global visibility */
     p->deth.qkey = 0x80010000;
     p->deth.src_qp = 0x000011;
     p->atomic.va = 0xffff880012345678ull;

@@ -51,6 +51,10 @@ static void test_opcodes(void)
         { 0x14, RNIC_HDR_ATOMIC_ETH, RNIC_OPF_REQUEST | RNIC_OPF_ATOMIC, 40 },
         { 0x16, RNIC_HDR_IETH, RNIC_OPF_LAST | RNIC_OPF_SEND, 16 },
         { 0x17, RNIC_HDR_IETH, RNIC_OPF_ONLY | RNIC_OPF_SEND, 16 },
+        { 0x1c, RNIC_HDR_FETH | RNIC_HDR_RETH,
+          RNIC_OPF_REQUEST | RNIC_OPF_PLACE | RNIC_OPF_ONLY, 32 },
+        { 0x1d, RNIC_HDR_RETH,
+          RNIC_OPF_REQUEST | RNIC_OPF_PLACE | RNIC_OPF_PAYLOAD, 28 },
         { 0x20, 0, RNIC_OPF_FIRST | RNIC_OPF_SEND, 12 },
         { 0x25, RNIC_HDR_IMMDT, RNIC_OPF_ONLY | RNIC_OPF_SEND, 16 },
         { 0x26, RNIC_HDR_RETH, RNIC_OPF_FIRST | RNIC_OPF_WRITE, 28 },
@@ -72,7 +76,7 @@ static void test_opcodes(void)
         CHECK_EQ(info->hdr_len, expect[i].hdr_len);
     }
 
-    /* Exactly 23 RC, 12 UC and 2 UD opcodes are implemented. */
+    /* Exactly 25 RC, 12 UC and 2 UD opcodes are implemented. */
     for (i = 0; i < 256; i++) {
         const RnicOpcodeInfo *info = rnic_opcode_info(i);
 
@@ -86,7 +90,7 @@ static void test_opcodes(void)
             CHECK(strcmp(rnic_bth_opc_str(i), "UNKNOWN") == 0);
         }
     }
-    CHECK_EQ(n, 23 + 12 + 2);
+    CHECK_EQ(n, 25 + 12 + 2);
     CHECK(rnic_opcode_info(0x15) == NULL);
     CHECK(rnic_opcode_info(0x2c) == NULL);      /* UC has no read */
     CHECK(rnic_opcode_info(0x40) == NULL);      /* RD */
@@ -182,6 +186,12 @@ static void check_roundtrip(uint8_t opc, int ip_ver, bool vlan, uint32_t plen)
     }
     if (f & RNIC_HDR_ATOMIC_ACK_ETH) {
         CHECK_EQ(q.atomic_orig, 0x3132333435363738ull);
+    }
+    if (f & RNIC_HDR_FETH) {
+        /* The FETH sits between the BTH and the RETH. */
+        CHECK_EQ(q.feth, 0x21);
+        CHECK_EQ(buf[l3 + ihl + 8 + 12 + 3], 0x21);
+        CHECK_EQ(q.reth.rkey, p.reth.rkey);
     }
 
     CHECK_EQ(q.l3_off, l3);

@@ -398,6 +398,45 @@ static void test_cq_clean(void)
 	qp->sq.head = qp->sq.tail = 0;
 }
 
+/*
+ * A CQ the kernel marked dead (device removed or failed): CQEs already in
+ * the ring come first, then every outstanding SQ and RQ WQE of the QPs on
+ * the CQ completes as WR_FLUSH_ERR with its own wr_id, then nothing.
+ */
+static void test_dead_cq(void)
+{
+	struct ibv_wc wc[4];
+	int n;
+
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 4, wc) == 0);
+	qp->sq.head = qp->sq.tail = 4;
+	qp->sq.wr_id[0] = 40;
+	qp->sq.wr_id[1] = 41;
+	qp->sq.head = 6;
+	qp->rq.head = qp->rq.tail = 8;
+	qp->rq.wr_id[0] = 80;
+	qp->rq.head = 9;
+	dev_cqe(QPN, 0, RNIC_WC_RDMA_WRITE, RNIC_WC_SUCCESS, 0);
+	cq->dbrec->state = htole32(RNIC_CQ_DBREC_DEAD);
+	n = rnic_poll_cq(&cq->vcq.cq, 4, wc);
+	CHECK(n == 3);
+	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 40);
+	CHECK(wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].wr_id == 41 &&
+	      wc[1].qp_num == QPN && wc[1].opcode == IBV_WC_SEND);
+	CHECK(wc[2].status == IBV_WC_WR_FLUSH_ERR && wc[2].wr_id == 80 &&
+	      wc[2].opcode == IBV_WC_RECV);
+	CHECK(qp->sq.tail == qp->sq.head && qp->rq.tail == qp->rq.head);
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 4, wc) == 0);
+	/* Work posted after the device went fails on the next poll. */
+	qp->sq.wr_id[2] = 42;
+	qp->sq.head = 7;
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 4, wc) == 1 && wc[0].wr_id == 42 &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR);
+	cq->dbrec->state = 0;
+	qp->sq.head = qp->sq.tail = 0;
+	qp->rq.head = qp->rq.tail = 0;
+}
+
 int main(void)
 {
 	setup();
@@ -409,6 +448,7 @@ int main(void)
 	test_state();
 	test_inline_cap();
 	test_cq_clean();
+	test_dead_cq();
 	if (failures) {
 		fprintf(stderr, "datapath-test: %d failure(s)\n", failures);
 		return EXIT_FAILURE;
