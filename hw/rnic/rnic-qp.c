@@ -472,7 +472,7 @@ static const char *const rnic_qps_names[] = {
     "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
 };
 
-static const char *qps_str(uint8_t st)
+const char *rnic_qps_str(uint8_t st)
 {
     return st < ARRAY_SIZE(rnic_qps_names) ? rnic_qps_names[st] : "?";
 }
@@ -656,25 +656,26 @@ uint8_t rnic_cmd_modify_qp(RnicCmdCtx *c)
     if (!t->valid ||
         (cur == RNIC_QPS_SQE && next == RNIC_QPS_RTS &&
          qp->type == RNIC_QPT_RC)) {
-        trace_rnic_err_cmd_qp_trans(qpn, qps_str(cur), qps_str(next));
-        RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s not allowed", qpn, qps_str(cur),
-                       qps_str(next));
+        trace_rnic_err_cmd_qp_trans(qpn, rnic_qps_str(cur),
+                                    rnic_qps_str(next));
+        RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s not allowed", qpn,
+                       rnic_qps_str(cur), rnic_qps_str(next));
         return RNIC_CMD_ERR_STATE;
     }
     req = t->req[qp->type];
     opt = t->opt[qp->type];
     if ((mask & req) != req) {
-        trace_rnic_err_cmd_qp_attr(qpn, qps_str(cur), qps_str(next), mask,
+        trace_rnic_err_cmd_qp_attr(qpn, rnic_qps_str(cur), rnic_qps_str(next), mask,
                                    req, opt);
         RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s misses attributes 0x%x", qpn,
-                       qps_str(cur), qps_str(next), req & ~mask);
+                       rnic_qps_str(cur), rnic_qps_str(next), req & ~mask);
         return RNIC_CMD_ERR_PARAM;
     }
     if (mask & ~(req | opt | A(STATE))) {
-        trace_rnic_err_cmd_qp_attr(qpn, qps_str(cur), qps_str(next), mask,
+        trace_rnic_err_cmd_qp_attr(qpn, rnic_qps_str(cur), rnic_qps_str(next), mask,
                                    req, opt);
         RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s does not allow attributes 0x%x",
-                       qpn, qps_str(cur), qps_str(next),
+                       qpn, rnic_qps_str(cur), rnic_qps_str(next),
                        mask & ~(req | opt | A(STATE)));
         return RNIC_CMD_ERR_PARAM;
     }
@@ -691,7 +692,7 @@ uint8_t rnic_cmd_modify_qp(RnicCmdCtx *c)
         qp->rq.pi = qp->rq.ci = 0;
         rnic_qp_unschedule(s, qp);
     }
-    trace_rnic_qp_modify(qpn, qps_str(cur), qps_str(next), mask);
+    trace_rnic_qp_modify(qpn, rnic_qps_str(cur), rnic_qps_str(next), mask);
     rnic_tp_qp_modified(s, qp, cur, mask);
     if (next == RNIC_QPS_ERR && cur != RNIC_QPS_ERR) {
         rnic_tp_qp_flush(s, qp);

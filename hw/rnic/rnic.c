@@ -182,6 +182,35 @@ void rnic_reset(RnicState *s)
     rnic_regs_reset(s);
 }
 
+/* PMCSR PowerState values. */
+#define RNIC_PM_D0      0
+#define RNIC_PM_D3HOT   3
+
+static uint8_t rnic_pm_state(PCIDevice *pdev)
+{
+    return pci_get_word(pdev->config + pdev->pm_cap + PCI_PM_CTRL) &
+           PCI_PM_CTRL_STATE_MASK;
+}
+
+/*
+ * The function-level reset of a conventional PCI function: its power
+ * management capability leaves No_Soft_Reset clear, which promises that
+ * D3hot -> D0 resets the function.  Linux resets it that way through
+ * /sys/bus/pci/devices/.../reset (the "pm" method), saving and restoring
+ * config space (MSI-X included) around it; the device's own state goes.
+ */
+static void rnic_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                              int len)
+{
+    uint8_t before = rnic_pm_state(pdev);
+
+    pci_default_write_config(pdev, addr, val, len);
+    if (before == RNIC_PM_D3HOT && rnic_pm_state(pdev) == RNIC_PM_D0) {
+        trace_rnic_pm_reset();
+        rnic_reset(RNIC(pdev));
+    }
+}
+
 static void rnic_realize(PCIDevice *pdev, Error **errp)
 {
     RnicState *s = RNIC(pdev);
@@ -196,6 +225,12 @@ static void rnic_realize(PCIDevice *pdev, Error **errp)
     pci_config_set_vendor_id(pdev->config, s->prop.vendor_id);
     pci_config_set_device_id(pdev->config, s->prop.device_id);
     pci_config_set_interrupt_pin(pdev->config, 0);
+    if (pci_pm_init(pdev, 0, errp) < 0) {
+        return;
+    }
+    pci_set_word(pdev->config + pdev->pm_cap + PCI_PM_PMC, PCI_PM_CAP_VER_1_2);
+    pci_set_word(pdev->wmask + pdev->pm_cap + PCI_PM_CTRL,
+                 PCI_PM_CTRL_STATE_MASK);
 
     memory_region_init_io(&s->regs, OBJECT(s), &rnic_regs_ops, s,
                           "rnic-regs", RNIC_REGS_SIZE);
@@ -356,6 +391,7 @@ static void rnic_class_init(ObjectClass *klass, void *data)
 
     pc->realize = rnic_realize;
     pc->exit = rnic_exit;
+    pc->config_write = rnic_write_config;
     pc->vendor_id = RNIC_PCI_VENDOR_ID;
     pc->device_id = RNIC_PCI_DEVICE_ID;
     pc->revision = RNIC_PCI_REVISION;
@@ -373,10 +409,16 @@ static void rnic_class_init(ObjectClass *klass, void *data)
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 
+static void rnic_instance_init(Object *obj)
+{
+    rnic_qom_init(obj);
+}
+
 static const TypeInfo rnic_info = {
     .name = TYPE_RNIC,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(RnicState),
+    .instance_init = rnic_instance_init,
     .class_init = rnic_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },

@@ -454,6 +454,11 @@ RnicMemErr rnic_rkey_check(RnicState *s, uint32_t rkey, uint32_t pdn,
                            uint32_t qpn, uint32_t access, uint64_t va,
                            uint64_t len, RnicMR **out);
 /* Copies between 'buf' and [va, va + len) of a checked MR. */
+/* rnic-qp.c: "RESET" .. "ERR" for an enum rnic_qp_state. */
+const char *rnic_qps_str(uint8_t st);
+/* rnic-qom.c: the read-only QOM properties that show the device's state. */
+void rnic_qom_init(Object *obj);
+
 RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,
                         uint64_t len, bool to_guest);
 /* FLUSH to persistence: sync [va, va + len) of the MR to its backing. */

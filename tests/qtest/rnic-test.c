@@ -11,8 +11,6 @@
 #include "qemu/bswap.h"
 #include "qemu/module.h"
 #include "libqtest.h"
-#include "qobject/qdict.h"
-#include "qobject/qlist.h"
 #include "libqos/qgraph.h"
 #include "libqos/pci.h"
 #include "libqos/rnic.h"
@@ -1267,56 +1265,9 @@ static void test_qp_alt_path(void *obj, void *data, QGuestAllocator *alloc)
 
 /* ---- registration ---- */
 
-/* ---- device properties ---- */
-
-/*
- * Every property rnic defines says what it does in `-device rnic,help`;
- * only those the PCI device class brings along may lack a description.
- */
-static void test_props_described(void *obj, void *data,
-                                 QGuestAllocator *alloc)
-{
-    static const char *const inherited[] = {
-        "acpi-index", "busnr", "failover_pair_id", "rombar", "romfile",
-        "romsize",
-    };
-    QTestState *qts = qrnic_qts(obj);
-    QDict *resp;
-    QList *props;
-    QListEntry *ent;
-    unsigned ours = 0;
-
-    resp = qtest_qmp(qts, "{'execute': 'device-list-properties',"
-                          " 'arguments': {'typename': 'rnic'}}");
-    g_assert(qdict_haskey(resp, "return"));
-    props = qdict_get_qlist(resp, "return");
-    QLIST_FOREACH_ENTRY(props, ent) {
-        QDict *p = qobject_to(QDict, qlist_entry_obj(ent));
-        const char *name = qdict_get_str(p, "name");
-        const char *desc = qdict_get_try_str(p, "description");
-        bool skip = false;
-        size_t i;
-
-        for (i = 0; i < ARRAY_SIZE(inherited); i++) {
-            skip |= !strcmp(name, inherited[i]);
-        }
-        if (skip) {
-            continue;
-        }
-        if (!desc || !*desc) {
-            g_test_message("property %s has no description", name);
-        }
-        g_assert_true(desc && *desc);
-        ours += !strncmp(name, "max-", 4);
-    }
-    g_assert_cmpuint(ours, >=, 18);
-    qobject_unref(resp);
-}
-
 static void register_rnic_test(void)
 {
     rt_add("reg-reset", test_reg_reset);
-    rt_add("props-described", test_props_described);
     rt_add("regs-unknown-write", test_regs_unknown_write);
     rt_add("cmd-query", test_cmd_query);
     rt_add("cmd-objects", test_cmd_objects);
