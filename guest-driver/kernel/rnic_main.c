@@ -176,6 +176,7 @@ err_unmap:
 err_disable:
 	pci_disable_device(pdev);
 err_dealloc:
+	pci_set_drvdata(pdev, NULL);
 	ib_dealloc_device(&dev->ibdev);
 	return err;
 }
@@ -184,6 +185,9 @@ static void rnic_remove(struct pci_dev *pdev)
 {
 	struct rnic_dev *dev = pci_get_drvdata(pdev);
 
+	/* Gone already: a function reset the device did not survive. */
+	if (!dev)
+		return;
 	rnic_ib_unregister(dev);
 	rnic_net_destroy(dev);
 	rnic_eqs_destroy(dev);
@@ -201,8 +205,35 @@ static void rnic_remove(struct pci_dev *pdev)
 	xa_destroy(&dev->cq_xa);
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->srq_xa);
+	pci_set_drvdata(pdev, NULL);
 	ib_dealloc_device(&dev->ibdev);
 }
+
+/*
+ * A function reset (/sys/bus/pci/devices/.../reset) wipes the device's
+ * state under the driver, so the driver lets go of all of it first, as on
+ * removal: verbs programs see their work flushed and the device fatal,
+ * ULPs see the device go.  Afterwards it comes back as on a fresh probe,
+ * with new RDMA and network devices.
+ */
+static void rnic_reset_prepare(struct pci_dev *pdev)
+{
+	rnic_remove(pdev);
+}
+
+static void rnic_reset_done(struct pci_dev *pdev)
+{
+	int err = rnic_probe(pdev, NULL);
+
+	if (err)
+		dev_err(&pdev->dev, "device not back after its reset: %d\n",
+			err);
+}
+
+static const struct pci_error_handlers rnic_err_handlers = {
+	.reset_prepare = rnic_reset_prepare,
+	.reset_done = rnic_reset_done,
+};
 
 static void rnic_shutdown(struct pci_dev *pdev)
 {
@@ -219,6 +250,7 @@ static struct pci_driver rnic_pci_driver = {
 	.probe = rnic_probe,
 	.remove = rnic_remove,
 	.shutdown = rnic_shutdown,
+	.err_handler = &rnic_err_handlers,
 };
 
 module_pci_driver(rnic_pci_driver);
