@@ -26,12 +26,14 @@ Every QEMU started here is killed when the launcher ends, however it ends
 
 import argparse
 import hashlib
+import json
 import ctypes
 import os
 import random
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.environ.get("RNIC_CACHE", os.path.join(ROOT, ".cache"))
 MARKER = re.compile(rb"RNIC-EXIT-STATUS=(\d+)")
+# A guest asks the launcher to look at its rnic device from the host (over
+# QMP) with this line; see rnic-host-check in scripts/guest.
+HOST_CHECK = re.compile(rb"RNIC-HOST-CHECK: ([a-z-]+)")
 HEADER = re.compile(r"^#\s*vmlaunch:(.*)$")
 PR_SET_PDEATHSIG = 1
 KEEP_RUNS = 40
@@ -231,6 +236,31 @@ def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=Tru
     return works, why
 
 
+def qmp_command(path, command, arguments=None, timeout=10):
+    """One QMP command on the monitor socket at path; its "return" value."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        f = sock.makefile("rwb")
+
+        def reply():
+            while True:
+                msg = json.loads(f.readline())
+                if "event" not in msg:
+                    return msg
+
+        reply()                                 # the greeting
+        for cmd in ({"execute": "qmp_capabilities"},
+                    dict({"execute": command},
+                         **({"arguments": arguments} if arguments else {}))):
+            f.write(json.dumps(cmd).encode() + b"\n")
+            f.flush()
+            msg = reply()
+            if "error" in msg:
+                raise RuntimeError("%s: %s" % (cmd["execute"], msg["error"]))
+        return msg["return"]
+
+
 def set_pdeathsig():
     """preexec_fn: the child gets SIGKILL when the launcher dies."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -240,8 +270,11 @@ def set_pdeathsig():
 
 
 class VM:
-    def __init__(self, index, workdir, argv):
+    def __init__(self, index, workdir, argv, qmp=None, on_check=None):
         self.index = index
+        self.qmp = qmp              # the VM's QMP socket
+        self.on_check = on_check    # called with (vm, what) for a host check
+        self.check_failed = None
         self.name = "vm%d" % index
         self.argv = argv
         self.serial = os.path.join(workdir, self.name + ".serial.log")
@@ -294,6 +327,9 @@ class VM:
         if m and self.status is None:
             self.status = int(m.group(1))
             self.status_time = time.monotonic()
+        c = HOST_CHECK.search(line)
+        if c and self.on_check:
+            self.on_check(self, c.group(1).decode())
         if echo:
             text = line.decode("utf-8", "replace")
             sys.stdout.write("[%s] %s\n" % (self.name, text))
@@ -467,12 +503,42 @@ class Launcher:
             dev = "virtio-net-pci,netdev=r0,mac=%s,romfile=" % addrs["RNIC_MAC"]
             argv += ["-netdev", self.netdev(i, "r0", 1, net), "-device", dev]
         elif a.rnic:
-            dev = "rnic,netdev=r0,mac=%s" % addrs["RNIC_MAC"]
+            dev = "rnic,id=rnic0,netdev=r0,mac=%s" % addrs["RNIC_MAC"]
             for opt in a.rnic_opt:
                 dev += "," + opt
             argv += ["-netdev", self.netdev(i, "r0", 1, net), "-device", dev]
+        argv += ["-qmp", "unix:%s,server=on,wait=off" % self.qmp_path(i)]
         argv += a.qemu_arg
         return argv
+
+    def qmp_path(self, i):
+        return os.path.join(self.sockdir, "vm%d.qmp" % i)
+
+    # ---- host checks ---------------------------------------------------------
+
+    def host_check(self, vm, what):
+        """
+        A guest script asked for a look from the host at its rnic device.
+        "objects-idle": no verbs program runs there now, so the device must
+        hold no object of any user context (the QOM "objects" property).
+        """
+        try:
+            if what != "objects-idle":
+                raise RuntimeError("unknown check %r" % what)
+            objs = qmp_command(vm.qmp, "qom-get",
+                               {"path": "/machine/peripheral/rnic0",
+                                "property": "objects"})
+        except (OSError, ValueError, RuntimeError) as e:
+            vm.check_failed = "host check %s: %s" % (what, e)
+        else:
+            left = {k: v for k, v in objs["user"].items() if v}
+            self.log("%s: host sees rnic objects %s, of user contexts %s"
+                     % (vm.name, objs["all"], left or "none"))
+            if left:
+                vm.check_failed = ("host check %s: user objects left in the "
+                                   "device: %s" % (what, left))
+        if vm.check_failed:
+            self.log("%s: %s" % (vm.name, vm.check_failed))
 
     # ---- running -----------------------------------------------------------
 
@@ -509,7 +575,8 @@ class Launcher:
         env = dict(os.environ, TMPDIR=self.workdir)
         t0 = time.monotonic()
         for i in range(n):
-            vm = VM(i, self.workdir, self.qemu_argv(i, net))
+            vm = VM(i, self.workdir, self.qemu_argv(i, net), self.qmp_path(i),
+                    self.host_check)
             self.vms.append(vm)
             self.log("$ " + shlex.join(vm.argv), echo=False)
             vm.start(env)
@@ -569,6 +636,10 @@ class Launcher:
         # than a peer that was stopped because of it.
         bad = [vm for vm in self.vms if vm.status not in (None, 0)] or \
               [vm for vm in self.vms if vm.status is None]
+        checks = [vm for vm in self.vms if vm.check_failed]
+        if not bad and checks:
+            return self.fail("%s host check" % checks[0].name,
+                             checks[0].check_failed, self.log_path)
         if not bad:
             self.log("all %d VMs ran the command successfully" % len(self.vms))
             return 0
