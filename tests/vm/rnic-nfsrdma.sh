@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# NFS over RDMA over rnic between two VMs.  VM 0 runs nfsd with an RDMA
+# listener (port 20049) exporting a tmpfs; VM 1 mounts it with proto=rdma.
+# VM 1 writes 256 MiB of random data and reads it back after a remount
+# (cold cache): the sha256 must match what it wrote, and what VM 0 finds
+# in its tmpfs.  Then a metadata-heavy pass: /usr/include (2,765 files,
+# directories and symlinks) untarred onto the mount and compared with
+# `diff -r --no-dereference` on both VMs (its symlinks point out of it).
+# The mount must really use RDMA (mountstats, and the rnic's RoCE byte
+# counters), and neither kernel may warn or log an rnic error.
+# vmlaunch: -n 2 --rnic --mem 2048 --timeout 1200
+set -u
+me=rnic-nfsrdma
+fail() { echo "$me: FAILED: $*"; exit 1; }
+log() { echo "$me: $*"; }
+
+counter() {
+    cat "/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/$1"
+}
+
+server() {
+    mkdir -p /srv/nfs
+    mount -t tmpfs -o size=700m tmpfs /srv/nfs || fail "tmpfs"
+    modprobe nfsd || fail "modprobe nfsd"
+    mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd ||
+        fail "mount nfsd"
+    mkdir -p /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery
+    echo "/srv/nfs $RNIC_PEER_DATA_IP4(rw,no_root_squash,no_subtree_check,insecure,fsid=0)" \
+        >/etc/exports
+    rpcbind -w 2>/dev/null || true
+    exportfs -ra || fail "exportfs"
+    rpc.mountd --no-nfs-version 3 || fail "rpc.mountd"
+    # NFSv4 only: TCP for nothing but the listener set-up, RDMA for data.
+    rpc.nfsd --no-nfs-version 3 --rdma=20049 4 || fail "rpc.nfsd"
+    grep -q "rdma 20049" /proc/fs/nfsd/portlist ||
+        fail "no RDMA listener: $(cat /proc/fs/nfsd/portlist)"
+    log "nfsd listening: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
+    rnic-signal send "$RNIC_PEER_IP4" 7101 ready || fail "client unreachable"
+
+    sum=$(rnic-signal wait 7102 900) || fail "the client never sent its sha256"
+    [ "${#sum}" = 64 ] || fail "client: $sum"
+    local_sum=$(sha256sum /srv/nfs/data.bin | cut -d' ' -f1)
+    [ "$local_sum" = "$sum" ] ||
+        fail "sha256 on the server $local_sum, the client wrote $sum"
+    log "server sees the client's 256 MiB intact ($sum)"
+
+    rnic-signal wait 7103 900 >/dev/null || fail "the client never finished"
+    diff -r --no-dereference /usr/include /srv/nfs/tree/include >/tmp/diff.out 2>&1 ||
+        fail "tree differs on the server: $(head -5 /tmp/diff.out)"
+    log "server sees the client's tree intact"
+    exportfs -ua
+    rpc.nfsd 0
+}
+
+client() {
+    local mnt=/mnt/nfs tx0 rx0 sum back n xprt
+
+    rnic-signal wait 7101 300 >/dev/null || fail "the server never got ready"
+    modprobe rpcrdma || fail "modprobe rpcrdma"
+    mkdir -p "$mnt"
+    mount_it() {
+        mount -t nfs4 -o vers=4.2,proto=rdma,port=20049 \
+            "$RNIC_PEER_DATA_IP4:/" "$mnt" || fail "mount"
+    }
+    mount_it
+    grep " $mnt " /proc/mounts | grep -q "proto=rdma" ||
+        fail "not an RDMA mount: $(grep " $mnt " /proc/mounts)"
+    tx0=$(counter tx_bytes) rx0=$(counter rx_bytes)
+
+    head -c 256M /dev/urandom >/dev/shm/data.bin
+    sum=$(sha256sum /dev/shm/data.bin | cut -d' ' -f1)
+    cp /dev/shm/data.bin "$mnt/data.bin" || fail "write"
+    sync
+    umount "$mnt" || fail "umount"
+    mount_it
+    back=$(sha256sum "$mnt/data.bin" | cut -d' ' -f1)
+    [ "$back" = "$sum" ] || fail "read back $back, wrote $sum"
+    log "256 MiB written and read back over NFS/RDMA ($sum)"
+    rm -f /dev/shm/data.bin
+    rnic-signal send "$RNIC_PEER_IP4" 7102 "$sum" || fail "server gone"
+
+    # Both ways past the data, on the RoCE path (not the virtio one).
+    n=$(( $(counter tx_bytes) - tx0 ))
+    [ "$n" -gt $((256 << 20)) ] || fail "only $n RoCE bytes sent"
+    n=$(( $(counter rx_bytes) - rx0 ))
+    [ "$n" -gt $((256 << 20)) ] || fail "only $n RoCE bytes received"
+    xprt=$(awk -v m="$mnt" '$1 == "device" { mine = ($5 == m) }
+                            mine && $1 == "xprt:" { print $2 }' /proc/self/mountstats)
+    [ "$xprt" = rdma ] || fail "mountstats shows transport '$xprt', not rdma"
+
+    mkdir "$mnt/tree" || fail "mkdir"
+    tar -C /usr -cf - include | tar -C "$mnt/tree" -xf - || fail "untar"
+    umount "$mnt" || fail "umount"
+    mount_it
+    diff -r --no-dereference /usr/include "$mnt/tree/include" >/tmp/diff.out 2>&1 ||
+        fail "tree differs: $(head -5 /tmp/diff.out)"
+    log "$(find "$mnt/tree" | wc -l) entries untarred and compared over NFS/RDMA"
+    umount "$mnt" || fail "umount"
+    rnic-signal send "$RNIC_PEER_IP4" 7103 || fail "server gone"
+}
+
+case $RNIC_VM_INDEX in
+0) server ;;
+1) client ;;
+*) exit 0 ;;
+esac
+rnic-dmesg-check || fail "kernel warnings or rnic errors"
+echo "$me: OK on $(hostname)"
