@@ -207,6 +207,43 @@ size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size)
 }
 
 /*
+ * A frame from the peer to the device around @n raw bytes from the BTH on
+ * (transport headers, payload, pad; no ICRC): Ethernet, IPv4 and UDP as
+ * rt_roce_init() addresses them, then an ICRC that is right when @good.
+ */
+size_t rt_roce_raw(const uint8_t *bth, size_t n, bool good, uint8_t *buf,
+                   size_t size)
+{
+    uint8_t *ip = buf + L3_OFF;
+    uint8_t *udp = ip + IP4_HLEN;
+    size_t ip_len = IP4_HLEN + UDP_HLEN + n + 4;
+
+    g_assert_cmpuint(L3_OFF + ip_len, <=, size);
+    memset(buf, 0, L3_OFF + ip_len);
+    memcpy(buf, rt_dev_mac, 6);
+    memcpy(buf + 6, rt_peer_mac, 6);
+    rt_st16(buf + 12, 0x0800);
+    ip[0] = 0x45;
+    rt_st16(ip + 2, ip_len);
+    rt_st16(ip + 6, 0x4000);
+    ip[8] = 64;
+    ip[9] = 17;
+    stl_be_p(ip + 12, PEER_IP);
+    stl_be_p(ip + 16, DEV_IP);
+    rt_st16(ip + 10, rt_ip4_csum(ip));
+    rt_st16(udp, 0xc123);
+    rt_st16(udp + 2, ROCE_PORT);
+    rt_st16(udp + 4, ip_len - IP4_HLEN);
+    memcpy(udp + UDP_HLEN, bth, n);
+    if (n >= BTH_LEN) {
+        uint32_t icrc = roce_icrc(ip, ip_len - 4);
+
+        stl_le_p(ip + ip_len - 4, good ? icrc : ~icrc);
+    }
+    return MAX(L3_OFF + ip_len, 60);
+}
+
+/*
  * Parses a frame the device sent and checks everything below the IBA
  * headers, ICRC included.  @f->payload points into @buf.
  */

@@ -133,6 +133,9 @@ void rt_roce_init(Roce *f, uint8_t opcode, uint32_t dqpn, uint32_t psn);
 void rt_roce_init_payload(Roce *f, uint8_t opcode, uint32_t dqpn,
                           uint32_t psn, const uint8_t *payload, size_t len);
 size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size);
+/* A frame around raw bytes from the BTH on; the ICRC is right if @good. */
+size_t rt_roce_raw(const uint8_t *bth, size_t n, bool good, uint8_t *buf,
+                   size_t size);
 
 /* ---- the socket side ---- */
 
