@@ -116,8 +116,15 @@ def parse_args(argv):
                         "else TCG")
     p.add_argument("--smp", default="1")
     p.add_argument("--machine", default="q35")
-    p.add_argument("--net", choices=["auto", "stream", "mcast"], default="auto",
-                   help="how VMs are joined (auto: stream for 2, mcast otherwise)")
+    p.add_argument("--net", choices=["auto", "stream", "mcast", "dgram", "tap"],
+                   default="auto",
+                   help="how VMs are joined: stream (unix socket, 2 VMs), mcast "
+                        "(UDP multicast hub), dgram (UDP unicast, 2 VMs), tap "
+                        "(tap devices on a host Linux bridge per segment, needs "
+                        "root); auto: stream for 2, mcast otherwise")
+    p.add_argument("--pcap", metavar="DIR",
+                   help="write a pcap of each VM's traffic per segment to DIR "
+                        "(QEMU filter-dump)")
     p.add_argument("--qemu", default=os.environ.get(
         "RNIC_QEMU", os.path.join(CACHE, "qemu-build", "qemu-system-x86_64")))
     p.add_argument("--kernel", default=os.environ.get(
@@ -381,6 +388,7 @@ class Launcher:
         self.args = args
         self.accel = "tcg"
         self.vms = []
+        self.bridges = []
         if args.workdir:
             self.workdir = os.path.abspath(args.workdir)
             os.makedirs(self.workdir, exist_ok=True)
@@ -462,6 +470,15 @@ class Launcher:
     # ---- QEMU command lines ------------------------------------------------
 
     def netdev(self, i, seg_id, seg_index, net):
+        if net == "dgram":
+            # Two VMs, each sending to the other's UDP port on the host.
+            mine, peer = self.dgram_ports[seg_index][i], self.dgram_ports[seg_index][1 - i]
+            return ("dgram,id=%s,local.type=inet,local.host=127.0.0.1,local.port=%d,"
+                    "remote.type=inet,remote.host=127.0.0.1,remote.port=%d"
+                    % (seg_id, mine, peer))
+        if net == "tap":
+            return ("tap,id=%s,ifname=%s,script=no,downscript=no"
+                    % (seg_id, self.tap_name(i, seg_index)))
         if net == "stream":
             path = os.path.join(self.sockdir, "%s.sock" % seg_id)
             if i == 0:
@@ -470,6 +487,40 @@ class Launcher:
                     % (seg_id, path))
         group, port = self.mcast[seg_index]
         return "socket,id=%s,mcast=%s:%d,localaddr=127.0.0.1" % (seg_id, group, port)
+
+    def tap_name(self, i, seg_index):
+        return "rnt%d-%d-%d" % (self.tap_id, seg_index, i)
+
+    def bridge_name(self, seg_index):
+        return "rnbr%d-%d" % (self.tap_id, seg_index)
+
+    def tap_setup(self, n):
+        """A Linux bridge per segment and a tap per VM on it (as root)."""
+        self.tap_id = os.getpid() % 10000
+        for seg in range(2):
+            br = self.bridge_name(seg)
+            cmds = [["ip", "link", "add", br, "type", "bridge"],
+                    ["ip", "link", "set", br, "up"]]
+            for i in range(n):
+                tap = self.tap_name(i, seg)
+                cmds += [["ip", "tuntap", "add", "dev", tap, "mode", "tap"],
+                         ["ip", "link", "set", tap, "master", br],
+                         ["ip", "link", "set", tap, "up"]]
+            for c in cmds:
+                r = subprocess.run(c, capture_output=True, text=True)
+                if r.returncode:
+                    return "%s: %s" % (" ".join(c), r.stderr.strip())
+            self.bridges.append(br)
+        return None
+
+    def tap_cleanup(self):
+        for br in self.bridges:
+            seg = int(br.rsplit("-", 1)[1])
+            for i in range(self.args.vms):
+                subprocess.run(["ip", "link", "del", self.tap_name(i, seg)],
+                               capture_output=True)
+            subprocess.run(["ip", "link", "del", br], capture_output=True)
+        self.bridges = []
 
     def qemu_argv(self, i, net):
         a = self.args
@@ -507,6 +558,12 @@ class Launcher:
             for opt in a.rnic_opt:
                 dev += "," + opt
             argv += ["-netdev", self.netdev(i, "r0", 1, net), "-device", dev]
+        if a.pcap:
+            segs = ["n0"] + (["r0"] if a.rnic else [])
+            for seg in segs:
+                argv += ["-object", "filter-dump,id=dump-%s,netdev=%s,file=%s"
+                         % (seg, seg, os.path.join(os.path.abspath(a.pcap),
+                                                   "vm%d-%s.pcap" % (i, seg)))]
         argv += ["-qmp", "unix:%s,server=on,wait=off" % self.qmp_path(i)]
         argv += a.qemu_arg
         return argv
@@ -559,6 +616,18 @@ class Launcher:
         if n == 1:
             net = "mcast"
         rnd = random.Random()
+        if net == "dgram" and n != 2:
+            return self.fail("vm launch", "--net dgram joins exactly 2 VMs",
+                             self.log_path)
+        base = rnd.randint(20000, 40000) & ~3
+        self.dgram_ports = [[base, base + 1], [base + 2, base + 3]]
+        if net == "tap":
+            why = self.tap_setup(n)
+            if why:
+                self.tap_cleanup()
+                return self.fail("vm launch", "tap set-up: " + why, self.log_path)
+        if a.pcap:
+            os.makedirs(a.pcap, exist_ok=True)
         self.mcast = [("239.255.%d.%d" % (rnd.randint(1, 254), rnd.randint(1, 254)),
                        rnd.randint(20000, 60000)) for _ in range(2)]
         self.log("run directory %s (%d VMs, %s network, mode %s)"
@@ -663,6 +732,7 @@ class Launcher:
     def cleanup(self):
         for vm in self.vms:
             vm.kill()
+        self.tap_cleanup()
         try:
             for e in os.listdir(self.sockdir):
                 os.unlink(os.path.join(self.sockdir, e))
