@@ -9,7 +9,8 @@
 #                                     (ARGS go to 'meson test', e.g. --suite vm)
 #   ./scripts/rnic.sh build           fetch and build everything, run nothing
 #   ./scripts/rnic.sh vm ARGS...      scripts/vmlaunch.py with the built artefacts
-#   ./scripts/rnic.sh fuzz [SECONDS]  generic-fuzz (clang, ASan, UBSan) on rnic
+#   ./scripts/rnic.sh fuzz [SECONDS [TARGET]]  libFuzzer (clang, ASan, UBSan) on
+#                                   rnic: generic-fuzz (default) or rnic-wire
 #   ./scripts/rnic.sh kmod-host       build the kernel module against Debian 12's headers
 #   ./scripts/rnic.sh deps|fetch|qemu|rdma-core|image   single stages
 #

@@ -33,24 +33,32 @@ fuzz_qemu_args() {
     printf '%s' "$args"
 }
 
-# cmd_fuzz [SECONDS]: builds the fuzzer and runs generic-fuzz on rnic for
-# SECONDS (default 60); fails if it found a crash.
+# cmd_fuzz [SECONDS [TARGET]]: builds the fuzzer and runs TARGET for
+# SECONDS (default 60) and fails if it found a crash.  TARGET is
+# generic-fuzz (the default: MMIO, PIO and DMA from the guest side, on the
+# machine above) or rnic-wire (RoCEv2 frames from the wire into a device
+# with live QPs and a guarded MR, tests/qtest/fuzz/rnic_wire_fuzz.c).
 cmd_fuzz() {
-    local secs=${1:-60} rc=0
+    local secs=${1:-60} target=${2:-generic-fuzz} rc=0 corpus
+    case $target in
+    generic-fuzz) corpus=$FUZZ_DIR/corpus ;;
+    rnic-wire) corpus=$FUZZ_DIR/corpus-wire ;;
+    *) die "unknown fuzz target $target (generic-fuzz or rnic-wire)" ;;
+    esac
     do_deps
     # shellcheck disable=SC2086
     ensure_packages $FUZZ_PACKAGES
     do_fetch_qemu
     run_step "configure the fuzzing QEMU (clang, ASan, UBSan)" configure-fuzz step_configure_fuzz
     run_step "build qemu-fuzz-x86_64" build-fuzz step_build_fuzz
-    mkdir -p "$FUZZ_DIR/corpus" "$FUZZ_DIR/crashes"
-    note "generic-fuzz on rnic for ${secs}s (corpus $(rel "$FUZZ_DIR/corpus"))"
+    mkdir -p "$corpus" "$FUZZ_DIR/crashes"
+    note "$target on rnic for ${secs}s (corpus $(rel "$corpus"))"
     QEMU_FUZZ_OBJECTS='rnic*' QEMU_FUZZ_ARGS="$(fuzz_qemu_args)" \
     ASAN_OPTIONS=detect_leaks=0 \
     UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-        timeout $((secs + 600)) "$FUZZ_BIN" --fuzz-target=generic-fuzz \
+        timeout $((secs + 600)) "$FUZZ_BIN" --fuzz-target="$target" \
             -max_total_time="$secs" -print_final_stats=1 \
-            -artifact_prefix="$FUZZ_DIR/crashes/" "$FUZZ_DIR/corpus" \
+            -artifact_prefix="$FUZZ_DIR/crashes/" "$corpus" \
             >"$LOGS/fuzz-run.log" 2>&1 || rc=$?
     grep -E "^(stat::|#[0-9]+ +DONE)|ERROR: |SUMMARY" "$LOGS/fuzz-run.log" | tail -12
     # UBSan findings count as crashes even where the runtime went on.
