@@ -5,6 +5,7 @@ a verbs program expects.  A module of rdma-core's pyverbs test package:
 rnic-pyverbs copies it in and runs it with --only test_rnic_negative.
 """
 import errno
+import time
 
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.addr import AHAttr, GlobalRoute
@@ -12,7 +13,7 @@ from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.qp import QPAttr, QPCap, QPInitAttr, QP
 from pyverbs.wr import SendWR, SGE
 from pyverbs.pd import PD
-from tests.base import RCResources, RDMATestCase
+from tests.base import RCResources, RDMATestCase, UDResources
 import tests.base as base
 import pyverbs.enums as e
 import tests.utils as u
@@ -186,3 +187,24 @@ class NegativeTest(RDMATestCase):
                 qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_PORT |
                           e.IBV_QP_PKEY_INDEX | e.IBV_QP_ACCESS_FLAGS)
             self.assertEqual(cm.exception.error_code, errno.EINVAL)
+
+    def test_ud_wrong_qkey(self):
+        """
+        A UD message whose Q_Key is not the receiving QP's is dropped: the
+        sender completes (UD has no acknowledgement), the receive stays
+        posted, and the next message with the right Q_Key takes it.
+        """
+        self.create_players(UDResources)
+        ah = u.get_global_ah(self.client, self.gid_index, self.ib_port)
+        u.post_recv(self.server, u.get_recv_wr(self.server))
+        wr, _ = u.get_send_elements(self.client, False)
+        wr.set_wr_ud(ah, self.client.rqps_num[0], self.client.UD_QKEY ^ 0x1)
+        self.client.qp.post_send(wr)
+        u.poll_cq(self.client.cq)
+        time.sleep(0.5)
+        nc, _ = self.server.cq.poll()
+        self.assertEqual(nc, 0, "a message with a wrong Q_Key was received")
+        wr.set_wr_ud(ah, self.client.rqps_num[0], self.client.UD_QKEY)
+        self.client.qp.post_send(wr)
+        u.poll_cq(self.client.cq)
+        u.poll_cq(self.server.cq)

@@ -6,7 +6,8 @@
 # test package): a WRITE without REMOTE_WRITE, READs past the end of an MR
 # and of a window, rkeys after dereg and after invalidation, an MR of
 # another PD, a bind over an MR without MW_BIND, an unaligned atomic, RNR
-# with rnr_retry 0, and illegal modify_qp calls.  rxe runs them beside it.
+# with rnr_retry 0, illegal modify_qp calls, and a UD message with a wrong
+# Q_Key (dropped).  rxe runs them beside it.
 # vmlaunch: -n 1 --rnic --rxe --timeout 600
 set -u
 mountpoint -q /dev/shm || mount -t tmpfs -o size=256m tmpfs /dev/shm
