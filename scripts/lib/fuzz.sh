@@ -22,11 +22,16 @@ step_build_fuzz() {
 # The machine and device the campaign drives: q35, the rnic with small
 # limits (so that guest-chosen handles often hit real objects) on a user
 # netdev, and Debian's firmware.
-fuzz_qemu_args() {
-    local d args="-machine q35 -nodefaults"
+fuzz_firmware_args() {
+    local d
     for d in /usr/share/seabios /usr/lib/ipxe/qemu "$FUZZ_BUILD/pc-bios"; do
-        args+=" -L $d"
+        printf ' -L %s' "$d"
     done
+}
+
+fuzz_qemu_args() {
+    local args="-machine q35 -nodefaults"
+    args+=$(fuzz_firmware_args)
     args+=" -netdev user,id=n0 -device rnic,netdev=n0,max-qp=8,max-cq=8"
     args+=",max-mr=8,max-pd=4,max-srq=4,max-uctx=2,max-eq=4,max-gid=4"
     args+=",max-qp-wr=64,max-cqe=64,max-mr-pages=64,max-host-mem=16M"
@@ -54,6 +59,7 @@ cmd_fuzz() {
     mkdir -p "$corpus" "$FUZZ_DIR/crashes"
     note "$target on rnic for ${secs}s (corpus $(rel "$corpus"))"
     QEMU_FUZZ_OBJECTS='rnic*' QEMU_FUZZ_ARGS="$(fuzz_qemu_args)" \
+    RNIC_FUZZ_ARGS="$(fuzz_firmware_args)" \
     ASAN_OPTIONS=detect_leaks=0 \
     UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
         timeout $((secs + 600)) "$FUZZ_BIN" --fuzz-target="$target" \

@@ -78,6 +78,8 @@ static void rnic_wire_fuzz(QTestState *s, const unsigned char *data,
 static void rnic_wire_pre_fuzz(QTestState *s)
 {
     qos_init_path(s);
+    /* No QEMU process runs its own main loop: waiting must run it. */
+    qrnic_wait_hook = flush_events;
     fz.rng = 0x726e6963;
     fz_setup(&fz, fuzz_qos_obj, sockfds);
 }
@@ -87,6 +89,10 @@ static void *rnic_wire_setup_socket(GString *cmd_line, void *arg)
     g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, sockfds), !=, -1);
     g_string_append_printf(cmd_line, " -netdev socket,fd=%d,id=hs0 ",
                            sockfds[1]);
+    /* Where the firmware is, for example (scripts/lib/fuzz.sh sets it). */
+    if (getenv("RNIC_FUZZ_ARGS")) {
+        g_string_append_printf(cmd_line, " %s ", getenv("RNIC_FUZZ_ARGS"));
+    }
     return arg;
 }
 

@@ -76,6 +76,9 @@ typedef struct QRnicMr {
     uint64_t len;
 } QRnicMr;
 
+/* Called while waiting for the device, if set (the in-process fuzzer). */
+extern void (*qrnic_wait_hook)(QTestState *qts);
+
 QTestState *qrnic_qts(QRnic *r);
 
 /*
