@@ -248,6 +248,16 @@ size_t fz_mutate(Fz *f, uint8_t *b, size_t n)
 }
 
 /* Take what the device sent and completed, and refill what it used. */
+/* Takes every frame the device has sent so far. */
+static void fz_drain(Fz *f)
+{
+    uint8_t buf[2048];
+
+    while (rt_sock_recv(f->e.fd, buf, sizeof(buf), 0) > 0) {
+        /* The device's answers: ACKs, NAKs, read responses. */
+    }
+}
+
 /* Destroys @qp and gives its rings back: a long campaign must not leak. */
 static void fz_qp_drop(Fz *f, QRnicQp *qp)
 {
@@ -260,13 +270,10 @@ static void fz_qp_drop(Fz *f, QRnicQp *qp)
 void fz_cleanup(Fz *f)
 {
     struct rnic_cqe cqe;
-    uint8_t buf[2048];
     unsigned ncqe = 0;
 
     qrnic_settle(f->e.r);
-    while (rt_sock_recv(f->e.fd, buf, sizeof(buf), 0) > 0) {
-        /* The device's answers: ACKs, NAKs, read responses. */
-    }
+    fz_drain(f);
     while (qrnic_cq_poll(f->e.r, &f->e.cq, &cqe)) {
         ncqe++;
     }
@@ -295,12 +302,44 @@ void fz_check_guards(Fz *f)
     g_assert_cmpmem(got, sizeof(got), want, sizeof(want));
 }
 
+/*
+ * Writes without blocking: in the in-process fuzzer nothing reads the
+ * other end while we write, so a full socket means running the main loop
+ * (and taking the device's answers, which it may wait to send) first.
+ * A device that never reads again is a finding.
+ */
+static void fz_write(Fz *f, const uint8_t *p, size_t len)
+{
+    int64_t deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+
+    while (len) {
+        ssize_t n = send(f->e.fd, p, len, MSG_DONTWAIT);
+
+        if (n > 0) {
+            p += n;
+            len -= n;
+            continue;
+        }
+        g_assert(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+        g_assert(g_get_monotonic_time() < deadline);
+        if (qrnic_wait_hook) {
+            qrnic_wait_hook(f->qts);
+        } else {
+            g_usleep(1000);
+        }
+        fz_drain(f);
+    }
+}
+
 void fz_send(Fz *f, const uint8_t *raw, size_t n, bool good)
 {
     uint8_t frame[FZ_MAX_FRAME + 128];
+    size_t len = rt_roce_raw(raw, n, good, frame, sizeof(frame));
+    uint32_t be_len = htonl(len);
 
-    rt_sock_send(f->e.fd, frame, rt_roce_raw(raw, n, good, frame,
-                                             sizeof(frame)));
+    /* The socket netdev's framing: a big-endian length, then the frame. */
+    fz_write(f, (const uint8_t *)&be_len, sizeof(be_len));
+    fz_write(f, frame, len);
     f->sent++;
     f->good_icrc += good;
 }

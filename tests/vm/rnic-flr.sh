@@ -22,18 +22,6 @@ methods=$(cat "/sys/bus/pci/devices/$bdf/reset_method" 2>/dev/null)
 [ -e "/sys/bus/pci/devices/$bdf/reset" ] ||
     fail "$bdf has no reset (methods: ${methods:-none})"
 log "$bdf resets by: $methods"
-specs=()
-for i in $(seq 1 20); do
-    if [ $((i % 2)) = 1 ]; then
-        specs+=("$i:ib_write_bw:1:reset")
-    else
-        specs+=("$i:ib_send_bw:0:reset")
-    fi
-done
+mapfile -t specs < <(alternating_specs 20 reset)
 run_cycles "${specs[@]}"
-rnic-pingpong 100 4096 || fail "final ping-pong failed"
-rnic-host-check objects-idle
-if dmesg | grep -E "WARNING|BUG:|Oops|general protection|INFO: task|hung_task"; then
-    fail "kernel warnings"
-fi
-echo "$me: OK on $(hostname)"
+cycles_end

@@ -19,19 +19,7 @@ fail() { echo "$me: FAILED: $*"; exit 1; }
 log() { echo "$me: $*"; }
 . /opt/rnic/bin/rnic-cycle-lib
 
-specs=()
-for i in $(seq 1 20); do
-    if [ $((i % 2)) = 1 ]; then
-        specs+=("$i:ib_write_bw:1:rmmod")
-    else
-        specs+=("$i:ib_send_bw:0:rmmod")
-    fi
-done
+mapfile -t specs < <(alternating_specs 20 rmmod)
 specs+=("21:ib_write_bw:1:pci" "22:ib_send_bw:0:pci")
 run_cycles "${specs[@]}"
-rnic-pingpong 100 4096 || fail "final ping-pong failed"
-rnic-host-check objects-idle
-if dmesg | grep -E "WARNING|BUG:|Oops|general protection|INFO: task|hung_task"; then
-    fail "kernel warnings"
-fi
-echo "$me: OK on $(hostname)"
+cycles_end
