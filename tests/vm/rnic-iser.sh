@@ -14,83 +14,28 @@ set -u
 me=rnic-iser
 fail() { echo "$me: FAILED: $*"; exit 1; }
 log() { echo "$me: $*"; }
-iqn=iqn.2026-11.rnic.test:disk0
 
 counter() {
     cat "/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/$1"
 }
 
-# The LIO target through its configfs interface (what targetcli writes).
 target() {
-    local cfs=/sys/kernel/config/target tpg np
-    mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-    modprobe iscsi_target_mod || fail "modprobe iscsi_target_mod"
-    modprobe ib_isert || fail "modprobe ib_isert"
-    modprobe brd rd_nr=1 rd_size=262144 || fail "modprobe brd"
-    w() { echo "$1" >"$2" || fail "writing $1 to ${2#"$cfs"/}"; }
-    mkdir -p "$cfs/core/iblock_0/ram0" || fail "backstore"
-    w "udev_path=/dev/ram0" "$cfs/core/iblock_0/ram0/control"
-    w 1 "$cfs/core/iblock_0/ram0/enable"
-    tpg=$cfs/iscsi/$iqn/tpgt_1
-    mkdir -p "$tpg/lun/lun_0" || fail "target"
-    ln -s "$cfs/core/iblock_0/ram0" "$tpg/lun/lun_0/ram0" || fail "LUN"
-    # Our RoCE address only, with iSER on.
-    np=$tpg/np/$RNIC_DATA_IP4:3260
-    mkdir "$np" || fail "portal"
-    w 1 "$np/iser"
-    w 0 "$tpg/attrib/authentication"
-    w 1 "$tpg/attrib/generate_node_acls"
-    w 1 "$tpg/attrib/cache_dynamic_acls"
-    w 0 "$tpg/attrib/demo_mode_write_protect"
-    w 1 "$tpg/enable"
-    [ "$(cat "$np/iser")" = 1 ] || fail "portal without iSER"
-    log "target $iqn on $RNIC_DATA_IP4:3260 (iser)"
+    rnic-iser target "$RNIC_DATA_IP4" || fail "target set-up"
     rnic-signal send "$RNIC_PEER_IP4" 7201 ready || fail "initiator unreachable"
     rnic-signal wait 7202 1000 >/dev/null || fail "the initiator never finished"
-    w 0 "$tpg/enable"
+    rnic-iser target-down
 }
 
 initiator() {
-    local dev tx0 rx0 n out
+    local dev tx0 rx0 n
     rnic-signal wait 7201 300 >/dev/null || fail "the target never got ready"
-    # No udev here to load the disk driver when the LUN appears.
-    modprobe ib_iser && modprobe sd_mod || fail "modprobe ib_iser sd_mod"
-    [ -s /etc/iscsi/initiatorname.iscsi ] ||
-        echo "InitiatorName=iqn.2026-11.rnic.test:init$RNIC_VM_INDEX" \
-            >/etc/iscsi/initiatorname.iscsi
-    iscsid || fail "iscsid"
-    sleep 1
-    # Discovery over TCP (to the same portal), the session over iSER.
-    iscsiadm -m discovery -t sendtargets -p "$RNIC_PEER_DATA_IP4:3260" \
-        >/tmp/disc.out 2>&1 || fail "discovery: $(cat /tmp/disc.out)"
-    grep -q "$iqn" /tmp/disc.out || fail "discovery found: $(cat /tmp/disc.out)"
-    iscsiadm -m node -T "$iqn" -p "$RNIC_PEER_DATA_IP4:3260" -I iser -o new \
-        >/dev/null || fail "no iSER node record"
-    iscsiadm -m node -T "$iqn" -p "$RNIC_PEER_DATA_IP4:3260" -I default \
-        -o delete >/dev/null 2>&1
-
+    rnic-iser node "$RNIC_PEER_DATA_IP4" || fail "initiator set-up"
     login() {
-        iscsiadm -m node -T "$iqn" -p "$RNIC_PEER_DATA_IP4:3260" -I iser \
-            --login >/tmp/login.out 2>&1 || fail "login: $(cat /tmp/login.out)"
-        # No udev here: the session names its disk.
-        dev=""
-        for _ in $(seq 1 200); do
-            dev=$(iscsiadm -m session -P 3 2>/dev/null |
-                  sed -n 's/.*Attached scsi disk \([a-z]*\).*/\1/p' | head -n1)
-            [ -n "$dev" ] && [ -b "/dev/$dev" ] && break
-            sleep 0.1
-        done
-        [ -n "$dev" ] && [ -b "/dev/$dev" ] ||
-            fail "no disk after the login: $(iscsiadm -m session -P 3 2>&1 | tail -5)"
-        dev=/dev/$dev
-        out=$(iscsiadm -m session -P 1)
-        grep -q "Iface Transport: iser" <<<"$out" ||
-            fail "the session is not iSER: $out"
+        dev=$(rnic-iser login "$RNIC_PEER_DATA_IP4") || fail "login"
         log "logged in over iSER: $dev ($(blockdev --getsize64 "$dev") bytes)"
     }
     logout() {
-        iscsiadm -m node -T "$iqn" -p "$RNIC_PEER_DATA_IP4:3260" -I iser \
-            --logout >/dev/null 2>&1 || fail "logout"
+        rnic-iser logout "$RNIC_PEER_DATA_IP4" || fail "logout"
     }
 
     login

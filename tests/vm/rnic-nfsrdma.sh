@@ -21,22 +21,7 @@ counter() {
 }
 
 server() {
-    mkdir -p /srv/nfs
-    mount -t tmpfs -o size=700m tmpfs /srv/nfs || fail "tmpfs"
-    modprobe nfsd || fail "modprobe nfsd"
-    mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd ||
-        fail "mount nfsd"
-    mkdir -p /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery
-    echo "/srv/nfs $RNIC_PEER_DATA_IP4(rw,no_root_squash,no_subtree_check,insecure,fsid=0)" \
-        >/etc/exports
-    rpcbind -w 2>/dev/null || true
-    exportfs -ra || fail "exportfs"
-    rpc.mountd --no-nfs-version 3 || fail "rpc.mountd"
-    # NFSv4 only: TCP for nothing but the listener set-up, RDMA for data.
-    rpc.nfsd --no-nfs-version 3 --rdma=20049 4 || fail "rpc.nfsd"
-    grep -q "rdma 20049" /proc/fs/nfsd/portlist ||
-        fail "no RDMA listener: $(cat /proc/fs/nfsd/portlist)"
-    log "nfsd listening: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
+    rnic-nfs-server up "$RNIC_PEER_DATA_IP4" || fail "nfsd set-up"
     rnic-signal send "$RNIC_PEER_IP4" 7101 ready || fail "client unreachable"
 
     sum=$(rnic-signal wait 7102 900) || fail "the client never sent its sha256"
@@ -50,8 +35,7 @@ server() {
     diff -r --no-dereference /usr/include /srv/nfs/tree/include >/tmp/diff.out 2>&1 ||
         fail "tree differs on the server: $(head -5 /tmp/diff.out)"
     log "server sees the client's tree intact"
-    exportfs -ua
-    rpc.nfsd 0
+    rnic-nfs-server down
 }
 
 client() {

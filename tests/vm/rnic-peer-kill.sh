@@ -1,24 +1,37 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# NVMe over Fabrics when the target's machine dies mid-I/O.  VM 0 exports
-# a RAM disk with nvmet-rdma; VM 1 connects (fast_io_fail_tmo 5 s) and
-# runs fio; then VM 0 powers off at once, as if its plug were pulled: no
-# disconnect, no goodbye on the wire.  VM 1 must try to reconnect, fail
-# the outstanding I/O with an error (fio ends, it does not hang), give
-# the controller up on `nvme disconnect` within a timeout, and log no
-# kernel warning or hung task.  Then its rnic still works: a loopback
+# A storage ULP when its peer's machine dies mid-I/O.  RNIC_ULP picks it:
+#   nvme   VM 0 exports a RAM disk with nvmet-rdma; VM 1 connects with
+#          fast_io_fail_tmo 5 s (the default);
+#   nfs    VM 0 runs nfsd with an RDMA listener; VM 1 mounts it soft, so
+#          the I/O fails after its retransmissions instead of waiting for
+#          the server forever;
+#   iser   VM 0 runs the LIO target with iSER; VM 1 logs in with a 10 s
+#          session replacement timeout.
+# VM 1 runs fio, then VM 0 powers off at once, as if its plug were pulled:
+# no disconnect, no goodbye on the wire.  fio must end with an I/O error
+# well before its 300 s, tearing the ULP down (nvme disconnect, umount,
+# iSCSI logout) must not hang, and neither may any task: the kernel log
+# stays free of warnings.  Then the rnic still works: a loopback
 # ib_write_bw over rnic0 moves data.
 # vmlaunch: -n 2 --rnic --timeout 600
 set -u
-me=rnic-peer-kill
+ulp=${RNIC_ULP:-nvme}
+me=rnic-peer-kill-$ulp
 fail() { echo "$me: FAILED: $*"; exit 1; }
 log() { echo "$me: $*"; }
 nqn=rnic-nvmet
+mnt=/mnt/nfs
 
-case $RNIC_VM_INDEX in
-0)
-    rnic-nvmet up "$RNIC_DATA_IP4" 64 || fail "target set-up"
+# ---- VM 0: the target, until the power goes ---------------------------------
+
+target() {
+    case $ulp in
+        nvme) rnic-nvmet up "$RNIC_DATA_IP4" 64 ;;
+        nfs) rnic-nfs-server up "$RNIC_PEER_DATA_IP4" 256m ;;
+        iser) rnic-iser target "$RNIC_DATA_IP4" ;;
+    esac || fail "target set-up"
     rnic-signal send "$RNIC_PEER_IP4" 7401 ready || fail "host unreachable"
     rnic-signal wait 7402 300 >/dev/null || fail "the host never started I/O"
     # Report success now: nothing runs after the power goes.
@@ -26,34 +39,91 @@ case $RNIC_VM_INDEX in
     sleep 0.2
     echo o >/proc/sysrq-trigger
     sleep 60
-    ;;
-1)
-    rnic-signal wait 7401 300 >/dev/null || fail "the target never got ready"
-    modprobe nvme-rdma
-    rnic-retry 30 2 timeout 60 nvme discover -t rdma -a "$RNIC_PEER_DATA_IP4" \
-        -s 4420 | grep -q "subnqn: *$nqn" || fail "discovery"
-    timeout 90 nvme connect -t rdma -n "$nqn" -a "$RNIC_PEER_DATA_IP4" -s 4420 \
-        --fast_io_fail_tmo=5 --ctrl-loss-tmo=20 --reconnect-delay=2 ||
-        fail "connect"
-    ctrl=""
-    for c in /sys/class/nvme/nvme*; do
-        [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] && ctrl=$c
-    done
-    [ -n "$ctrl" ] || fail "no controller"
-    dev=""
-    for _ in $(seq 1 50); do
-        for b in /sys/block/nvme*n1; do
-            [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
-                dev=/dev/${b##*/}
-        done
-        [ -n "$dev" ] && [ -b "$dev" ] && break
-        sleep 0.2
-    done
-    [ -b "$dev" ] || fail "no namespace"
-    log "connected: $(basename "$ctrl"), $dev"
+}
 
-    fio --name=busy --filename="$dev" --direct=1 --ioengine=libaio \
-        --rw=randrw --bs=4k --iodepth=16 --runtime=300 --time_based \
+# ---- VM 1: attach, I/O, and what is left after the peer died -------------
+
+# attach: sets target (what fio works on) and state (a file whose content
+# tells how the ULP sees its peer, or "").
+attach() {
+    state=""
+    case $ulp in
+    nvme)
+        modprobe nvme-rdma
+        rnic-retry 30 2 timeout 60 nvme discover -t rdma -a "$RNIC_PEER_DATA_IP4" \
+            -s 4420 | grep -q "subnqn: *$nqn" || fail "discovery"
+        timeout 90 nvme connect -t rdma -n "$nqn" -a "$RNIC_PEER_DATA_IP4" -s 4420 \
+            --fast_io_fail_tmo=5 --ctrl-loss-tmo=20 --reconnect-delay=2 ||
+            fail "connect"
+        local c b
+        for c in /sys/class/nvme/nvme*; do
+            [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] && state=$c/state
+        done
+        [ -n "$state" ] || fail "no controller"
+        target=""
+        for _ in $(seq 1 50); do
+            for b in /sys/block/nvme*n1; do
+                [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+                    target=/dev/${b##*/}
+            done
+            [ -n "$target" ] && [ -b "$target" ] && break
+            sleep 0.2
+        done
+        [ -b "$target" ] || fail "no namespace"
+        ;;
+    nfs)
+        modprobe rpcrdma || fail "modprobe rpcrdma"
+        mkdir -p "$mnt"
+        # soft: an RPC fails after timeo (3 s) and 2 retransmissions.
+        mount -t nfs4 -o vers=4.2,proto=rdma,port=20049,soft,timeo=30,retrans=2 \
+            "$RNIC_PEER_DATA_IP4:/" "$mnt" || fail "mount"
+        grep " $mnt " /proc/mounts | grep -q "proto=rdma" || fail "not an RDMA mount"
+        target=$mnt/data
+        head -c 64M /dev/zero >"$target" || fail "creating the file"
+        ;;
+    iser)
+        rnic-iser node "$RNIC_PEER_DATA_IP4" \
+            node.session.timeo.replacement_timeout=10 || fail "initiator set-up"
+        target=$(rnic-iser login "$RNIC_PEER_DATA_IP4") || fail "login"
+        ;;
+    esac
+    log "attached: $target"
+}
+
+# detach: give the ULP up; must end within its bound.
+detach() {
+    case $ulp in
+    nvme)
+        # Reconnect attempts to a dead peer last as long as the RDMA CM's
+        # connect timeouts; giving the controller up must not hang either.
+        timeout 120 nvme disconnect -n "$nqn" >/dev/null ||
+            fail "nvme disconnect hung or failed ($?)"
+        local c=${state%/state}
+        for _ in $(seq 1 100); do
+            [ -e "$c" ] || break
+            sleep 0.2
+        done
+        [ -e "$c" ] && fail "controller still there after the disconnect ($(cat "$state"))"
+        ;;
+    nfs)
+        timeout 120 umount -f "$mnt" || timeout 60 umount -l "$mnt" ||
+            fail "umount hung or failed ($?)"
+        grep -q " $mnt " /proc/mounts && fail "still mounted"
+        ;;
+    iser)
+        timeout 120 rnic-iser logout "$RNIC_PEER_DATA_IP4" ||
+            fail "logout hung or failed ($?)"
+        iscsiadm -m session >/dev/null 2>&1 && fail "a session is left"
+        ;;
+    esac
+}
+
+host() {
+    local fio_pid t0 t1 t2 rc seen st
+    rnic-signal wait 7401 300 >/dev/null || fail "the target never got ready"
+    attach
+    fio --name=busy --filename="$target" --direct=1 --ioengine=libaio \
+        --rw=randrw --bs=4k --iodepth=16 --size=64m --runtime=300 --time_based \
         >/tmp/fio.out 2>&1 &
     fio_pid=$!
     sleep 5
@@ -62,55 +132,50 @@ case $RNIC_VM_INDEX in
     t0=$(date +%s)
     log "target told to power off; fio runs"
 
-    # The controller must notice and try again.
+    # Where the ULP shows its peer's state (NVMe), it must notice and try
+    # again; fio must end with errors, well before its 300 s.
     seen=""
-    for _ in $(seq 1 300); do
-        st=$(cat "$ctrl/state" 2>/dev/null) || { seen+=" deleted"; break; }
-        case " $seen " in *" $st "*) ;; *) seen+=" $st" ;; esac
+    for _ in $(seq 1 1200); do
         kill -0 "$fio_pid" 2>/dev/null || break
-        sleep 0.2
-    done
-    # fio must end with errors, well before its 300 s.
-    for _ in $(seq 1 600); do
-        kill -0 "$fio_pid" 2>/dev/null || break
+        if [ -n "$state" ]; then
+            st=$(cat "$state" 2>/dev/null) || st=deleted
+            case " $seen " in *" $st "*) ;; *) seen+=" $st" ;; esac
+        fi
         sleep 0.2
     done
     kill -0 "$fio_pid" 2>/dev/null && fail "fio still runs $(( $(date +%s) - t0 )) s after the power-off"
     wait "$fio_pid"
     rc=$?
     t1=$(date +%s)
-    log "fio ended with $rc after $((t1 - t0)) s; controller states:$seen"
+    log "fio ended with $rc after $((t1 - t0)) s${seen:+; controller states:$seen}"
     [ "$rc" != 0 ] || fail "fio succeeded although its target died"
     grep -qiE "error|err=" /tmp/fio.out || fail "fio reported no I/O error"
-    case "$seen" in
-        *connecting*|*resetting*|*deleted*) ;;
-        *) fail "the controller never tried to reconnect:$seen" ;;
-    esac
-    # Reconnect attempts to a dead peer last as long as the RDMA CM's
-    # connect timeouts; giving the controller up must not hang either.
+    if [ -n "$state" ]; then
+        case "$seen" in
+            *connecting*|*resetting*|*deleted*) ;;
+            *) fail "the controller never tried to reconnect:$seen" ;;
+        esac
+    fi
     t2=$(date +%s)
-    timeout 120 nvme disconnect -n "$nqn" >/dev/null ||
-        fail "nvme disconnect hung or failed ($?)"
-    for _ in $(seq 1 100); do
-        [ -e "$ctrl" ] || break
-        sleep 0.2
-    done
-    [ -e "$ctrl" ] && fail "controller still there after the disconnect ($(cat "$ctrl/state"))"
-    log "controller given up by nvme disconnect in $(( $(date +%s) - t2 )) s"
+    detach
+    log "$ulp given up in $(( $(date +%s) - t2 )) s"
     if dmesg | grep -E "WARNING|BUG:|Oops|general protection|INFO: task|hung_task"; then
         fail "kernel warnings"
     fi
     # The device itself is fine: loopback traffic over rnic0.
-    lb=(-d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -s 65536 -n 200)
+    local lb=(-d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -s 65536 -n 200)
     timeout 60 ib_write_bw "${lb[@]}" >/dev/null 2>&1 &
     sleep 0.5
     timeout 60 ib_write_bw "${lb[@]}" "$RNIC_DATA_IP4" >/tmp/bw.out 2>&1 ||
         fail "loopback ib_write_bw after the peer died: $(tail -3 /tmp/bw.out)"
     wait
     log "loopback traffic over $RNIC_IBDEV still flows"
-    ;;
-*)
-    exit 0
-    ;;
+}
+
+case $ulp in nvme|nfs|iser) ;; *) fail "unknown RNIC_ULP $ulp" ;; esac
+case $RNIC_VM_INDEX in
+0) target ;;
+1) host ;;
+*) exit 0 ;;
 esac
 echo "$me: OK on $(hostname)"
