@@ -126,12 +126,15 @@ cmd_demo() {
 }
 
 cmd_bench() {
-    # rnic against Soft-RoCE in the same two VMs, in one run: each VM has
-    # the rnic device and rxe0 on its virtio NIC.
+    # rnic against Soft-RoCE in the same VMs, in one run (scripts/bench.py):
+    # table, CSV and plot under .cache/bench/, or --out DIR.
     do_build
-    note "bench: rnic vs rxe in the same two VMs (ib_write_bw 64 KiB, ib_send_lat)"
-    run_fg bench vmlaunch --name bench --rnic --rxe --timeout 1200 \
-        --cmd 'rnic-bench' "$@" || exit 1
+    note "bench: rnic vs rxe in the same VMs (scripts/bench.py $*)"
+    local fw=() d
+    while read -r d; do fw+=(-L "$d"); done < <(qemu_firmware_dirs)
+    run_fg bench "$PY" "$RNIC_ROOT/scripts/bench.py" "$@" -- --qemu "$QEMU_BIN" \
+        "${fw[@]}" --kernel "$IMAGE_KERNEL" --initrd "$IMAGE_INITRD" \
+        --image "$IMAGE_FILE" || exit 1
 }
 
 meson_setup() {

@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""
+The rnic benchmark: rnic against Soft-RoCE (rxe on virtio-net) in the same
+VMs, in one run.
+
+    bench.py [--smoke] [--reps N] [--out DIR] [--no-scale] -- LAUNCHER-ARGS...
+
+LAUNCHER-ARGS go to every scripts/vmlaunch.py call (QEMU binary, kernel,
+image, firmware directories).  The runs:
+
+  main     2 VMs, each with the rnic device and rxe0 on its virtio NIC; the
+           guest's 'rnic-bench main' alternates every row on rxe and rnic;
+  loss     2 VMs, rnic with loss=1: 64 KiB writes at 1% injected loss;
+  mcast    2 VMs on a socket-multicast segment: the same 64 KiB writes;
+  scale    8 VMs (four pairs) on a host Linux bridge with tap devices (as
+           root) and on a multicast segment: one pair alone, then all four.
+
+--smoke runs 'main' only, with tiny runs and one repetition: it checks that
+the chain works end to end (README command 2 runs it).  Every figure is a
+median over the repetitions; the host's memcpy bandwidth, measured in the
+same run, is the ceiling of the device's data path.  The table, a CSV and a
+PNG plot go to the output directory.  Nothing here is a pass/fail
+threshold, but a row that produced no figure fails the run.
+"""
+
+import argparse
+import csv
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAUNCHER = os.path.join(ROOT, "scripts", "vmlaunch.py")
+LINE = re.compile(r"RNIC-BENCH (\S+) (rnic|rxe) (\d+) (.*)$")
+
+# (row key, label, metric, unit, higher is better)
+ROWS = [
+    ("write_bw_64", "ib_write_bw 64 B", "gbps", "Gb/s", True),
+    ("write_bw_4096", "ib_write_bw 4 KiB", "gbps", "Gb/s", True),
+    ("write_bw_65536", "ib_write_bw 64 KiB", "gbps", "Gb/s", True),
+    ("write_bw_1048576", "ib_write_bw 1 MiB", "gbps", "Gb/s", True),
+    ("read_bw_4096", "ib_read_bw 4 KiB", "gbps", "Gb/s", True),
+    ("read_bw_65536", "ib_read_bw 64 KiB", "gbps", "Gb/s", True),
+    ("send_bw_4096", "ib_send_bw 4 KiB", "gbps", "Gb/s", True),
+    ("atomic_bw", "ib_atomic_bw", "mpps", "Mop/s", True),
+    ("write_bw_4096_q64", "ib_write_bw 4 KiB -q 64", "gbps", "Gb/s", True),
+    ("send_lat_8", "ib_send_lat 8 B typical", "typ_us", "us", False),
+    ("send_lat_8", "ib_send_lat 8 B p99", "p99_us", "us", False),
+    ("write_lat_8", "ib_write_lat 8 B typical", "typ_us", "us", False),
+    ("write_lat_8", "ib_write_lat 8 B p99", "p99_us", "us", False),
+    ("cpu_send_65536", "guest CPU per GB (send 64 KiB, events)", "cpu_per_gb", "s/GB", False),
+    ("mr_reg", "register a 1 GiB MR", "seconds", "s", False),
+    ("nvme_randread_4k", "NVMe-oF 4 KiB randread qd32", "iops", "IOPS", True),
+    ("nvme_read_128k", "NVMe-oF 128 KiB seq read", "mbps", "MB/s", True),
+]
+BW_SIZES = [64, 4096, 65536, 1048576]
+
+
+def memcpy_gbps(size=256 << 20, rounds=8):
+    """The host's memcpy bandwidth in GB/s (bytearray slice copy is memmove)."""
+    src = bytearray(os.urandom(1 << 20)) * (size >> 20)
+    dst = bytearray(size)
+    best = 0.0
+    for _ in range(rounds):
+        t = time.perf_counter()
+        dst[:] = src
+        dt = time.perf_counter() - t
+        best = max(best, size / dt / 1e9)
+    return best
+
+
+def parse_logs(workdir):
+    """{(row, dev): [{rep: {key: value}}]} from every VM's serial log."""
+    data = {}
+    for name in sorted(os.listdir(workdir)):
+        if not name.endswith(".serial.log"):
+            continue
+        with open(os.path.join(workdir, name), errors="replace") as f:
+            for line in f:
+                m = LINE.search(line.strip())
+                if not m:
+                    continue
+                row, dev, rep, rest = m.groups()
+                entry = data.setdefault((row, dev), {}).setdefault(int(rep), {})
+                for kv in rest.split():
+                    k, _, v = kv.partition("=")
+                    try:
+                        entry[k] = float(v)
+                    except ValueError:
+                        pass
+    return data
+
+
+def accel_of(workdir):
+    try:
+        with open(os.path.join(workdir, "launcher.log")) as f:
+            for line in f:
+                if line.startswith("accelerator "):
+                    return line.split()[1]
+    except OSError:
+        pass
+    return "?"
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.out = os.path.abspath(args.out)
+        os.makedirs(self.out, exist_ok=True)
+        self.failed = []
+        self.accel = "?"
+
+    def launch(self, plan, extra, vms=2, timeout=3600):
+        workdir = os.path.join(self.out, plan)
+        env = ["--env", "RNIC_BENCH_REPS=%d" % self.args.reps,
+               "--env", "RNIC_BENCH_SMOKE=%d" % self.args.smoke]
+        guest_plan = {"main": "main", "scale-bridge": "scale",
+                      "scale-mcast": "scale"}.get(plan, "single")
+        argv = [sys.executable, LAUNCHER] + self.args.launcher + [
+            "--name", "bench-" + plan, "--workdir", workdir, "-q",
+            "--vms", str(vms), "--timeout", str(timeout),
+            "--cmd", "rnic-bench " + guest_plan] + env + extra
+        print("bench: run '%s' (%d VMs), logs in %s" % (plan, vms, workdir), flush=True)
+        t = time.monotonic()
+        rc = subprocess.run(argv).returncode
+        print("bench: run '%s' %s after %.0f s" % (plan, "done" if rc == 0 else
+              "FAILED (status %d)" % rc, time.monotonic() - t), flush=True)
+        if rc != 0:
+            self.failed.append(plan)
+        if self.accel == "?":
+            self.accel = accel_of(workdir)
+        return parse_logs(workdir)
+
+    def run(self):
+        a = self.args
+        self.memcpy = memcpy_gbps()
+        print("bench: host memcpy %.1f GB/s" % self.memcpy, flush=True)
+        self.main = self.launch("main", ["--rnic", "--rxe", "--mem", "2048"],
+                                timeout=600 if a.smoke else 5400)
+        self.extra = {}
+        if not a.smoke:
+            self.extra["loss"] = self.launch("loss", ["--rnic", "--rnic-opt", "loss=1",
+                                                      "--rnic-opt", "loss-seed=3"])
+            self.extra["mcast"] = self.launch("mcast", ["--rnic", "--net", "mcast"])
+            if not a.no_scale:
+                if os.geteuid() == 0:
+                    self.extra["scale-bridge"] = self.launch(
+                        "scale-bridge", ["--rnic", "--net", "tap"], vms=8)
+                else:
+                    print("bench: not root, no bridge for the scale row", flush=True)
+                self.extra["scale-mcast"] = self.launch(
+                    "scale-mcast", ["--rnic", "--net", "mcast"], vms=8)
+        return self.report()
+
+    # ---- figures -------------------------------------------------------------
+
+    def value(self, data, row, dev, metric):
+        reps = data.get((row, dev), {})
+        base = data.get((row + "_base", dev), {})
+        vals = []
+
+        def cpu(r):
+            return r.get("cpu_s_vm0", 0.0) + r.get("cpu_s_vm1", 0.0)
+        for rep, r in reps.items():
+            if metric == "cpu_per_gb":
+                # Both VMs' CPU time, less that of a tiny run of the same
+                # tool (start-up, connection and teardown cost the same).
+                b = base.get(rep)
+                if not b or not all(k in x for x in (r, b) for k in ("bytes", "iters")):
+                    continue
+                gb = r["bytes"] * (r["iters"] - b["iters"]) / 1e9
+                if gb > 0:
+                    vals.append(max(cpu(r) - cpu(b), 0.0) / gb)
+            elif metric in r:
+                vals.append(r[metric])
+        return statistics.median(vals) if vals else None
+
+    def report(self):
+        table = []     # (label, unit, rxe, rnic, advantage, note)
+
+        def add(label, unit, rxe, rnic, higher, note=""):
+            adv = None
+            if rxe and rnic:
+                adv = rnic / rxe if higher else rxe / rnic
+            table.append((label, unit, rxe, rnic, adv, note))
+
+        missing = []
+        for key, label, metric, unit, higher in ROWS:
+            rxe = self.value(self.main, key, "rxe", metric)
+            rnic = self.value(self.main, key, "rnic", metric)
+            if rxe is None or rnic is None:
+                missing.append(label)
+            note = ""
+            if metric == "gbps" and rnic:
+                note = "%.1f%% of memcpy" % (100 * rnic / (self.memcpy * 8))
+            add(label, unit, rxe, rnic, higher, note)
+        lossless = self.value(self.main, "write_bw_65536", "rnic", "gbps")
+        for plan, label in (("loss", "ib_write_bw 64 KiB at 1% loss"),
+                            ("mcast", "ib_write_bw 64 KiB, multicast segment")):
+            if plan not in self.extra:
+                continue
+            v = self.value(self.extra[plan], "write_bw_65536", "rnic", "gbps")
+            note = "%.0f%% of stream, lossless" % (100 * v / lossless) if v and lossless else ""
+            if v is None:
+                missing.append(label)
+            add(label, "Gb/s", None, v, True, note)
+        for plan in ("scale-bridge", "scale-mcast"):
+            if plan not in self.extra:
+                continue
+            d = self.extra[plan]
+            alone = self.value(d, "scale_alone", "rnic", "gbps")
+            pairs = [self.value(d, "scale_pair_%d" % p, "rnic", "gbps") for p in range(4)]
+            where = "bridge" if plan == "scale-bridge" else "multicast"
+            if alone is None or None in pairs:
+                missing.append("scale on " + where)
+                continue
+            agg = sum(pairs)
+            add("8 VMs, 4 pairs, %s: aggregate" % where, "Gb/s", None, agg, True,
+                "%.2fx one pair alone (%.3f)" % (agg / alone, alone))
+            add("8 VMs, 4 pairs, %s: per pair" % where, "Gb/s", None, min(pairs), True,
+                "min; max %.3f" % max(pairs))
+
+        self.write(table)
+        self.plot()
+        if missing:
+            print("bench: FAILED: no figure for: " + ", ".join(missing), flush=True)
+        if self.failed:
+            print("bench: FAILED runs: " + ", ".join(self.failed), flush=True)
+        return 1 if missing or self.failed else 0
+
+    def write(self, table):
+        def fmt(v):
+            if v is None:
+                return "-"
+            return "%.3f" % v if v < 100 else "%.0f" % v
+        head = ("rnic benchmark, %s, %s, accelerator %s, %d repetition(s)%s, "
+                "host memcpy %.1f GB/s"
+                % (time.strftime("%Y-%m-%d"), os.uname().machine + " " +
+                   str(os.cpu_count()) + " cores", self.accel, self.args.reps,
+                   " (smoke)" if self.args.smoke else "", self.memcpy))
+        lines = [head, "",
+                 "| test | unit | rxe | rnic | rnic advantage | note |",
+                 "|---|---|---|---|---|---|"]
+        for label, unit, rxe, rnic, adv, note in table:
+            lines.append("| %s | %s | %s | %s | %s | %s |" % (
+                label, unit, fmt(rxe), fmt(rnic),
+                "%.1fx" % adv if adv else "-", note))
+        lines.append("")
+        lines.append("rnic advantage: rnic/rxe for rates, rxe/rnic for times, "
+                     "latencies and CPU (above 1 means rnic is better); medians.")
+        text = "\n".join(lines) + "\n"
+        with open(os.path.join(self.out, "table.md"), "w") as f:
+            f.write(text)
+        with open(os.path.join(self.out, "results.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["test", "unit", "rxe", "rnic", "rnic_advantage", "note"])
+            for label, unit, rxe, rnic, adv, note in table:
+                w.writerow([label, unit, "" if rxe is None else "%.6g" % rxe,
+                            "" if rnic is None else "%.6g" % rnic,
+                            "" if adv is None else "%.4g" % adv, note])
+        print(text, flush=True)
+        print("bench: table, CSV and plot in %s" % self.out, flush=True)
+
+    def plot(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for dev, marker, color in (("rnic", "o", "tab:blue"), ("rxe", "s", "tab:orange")):
+            for tool, sizes, style in (("write", BW_SIZES, "-"), ("read", (4096, 65536), ":")):
+                pts = [(s, self.value(self.main, "%s_bw_%d" % (tool, s), dev, "gbps"))
+                       for s in sizes]
+                pts = [(s, v) for s, v in pts if v is not None]
+                ax.plot([s for s, _ in pts], [v for _, v in pts], marker=marker,
+                        color=color, linestyle=style, label="%s ib_%s_bw" % (dev, tool))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("bandwidth (Gb/s)")
+        ax.set_title("rnic vs Soft-RoCE, same VMs (%s, %s)"
+                     % (self.accel, time.strftime("%Y-%m-%d")))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(self.out, "bandwidth.png"), dpi=100)
+        plt.close(fig)
+
+
+def main(argv):
+    if "--" in argv:
+        i = argv.index("--")
+        own, launcher = argv[:i], argv[i + 1:]
+    else:
+        own, launcher = argv, []
+    p = argparse.ArgumentParser(prog="bench.py", description=__doc__.split("\n\n")[1])
+    p.add_argument("--smoke", action="store_true", help="tiny runs of 'main' only")
+    p.add_argument("--reps", type=int, help="repetitions (default 3, smoke 1)")
+    p.add_argument("--out", help="results directory (default .cache/bench/DATE-TIME)")
+    p.add_argument("--no-scale", action="store_true", help="skip the 8-VM scale runs")
+    args = p.parse_args(own)
+    args.launcher = launcher
+    args.smoke = int(args.smoke)
+    if args.reps is None:
+        args.reps = 1 if args.smoke else 3
+    if not args.out:
+        args.out = os.path.join(ROOT, ".cache", "bench", time.strftime("%Y%m%d-%H%M%S"))
+    return Bench(args).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
