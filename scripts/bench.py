@@ -237,11 +237,13 @@ class Bench:
             if v is None:
                 return "-"
             return "%.3f" % v if v < 100 else "%.0f" % v
+        mtu = {d: self.value(self.main, "path_mtu", d, "mtu") for d in ("rnic", "rxe")}
         head = ("rnic benchmark, %s, %s, accelerator %s, %d repetition(s)%s, "
-                "host memcpy %.1f GB/s"
+                "host memcpy %.1f GB/s, path MTU rnic %s, rxe %s (each device's default)"
                 % (time.strftime("%Y-%m-%d"), os.uname().machine + " " +
                    str(os.cpu_count()) + " cores", self.accel, self.args.reps,
-                   " (smoke)" if self.args.smoke else "", self.memcpy))
+                   " (smoke)" if self.args.smoke else "", self.memcpy,
+                   *("%d" % mtu[d] if mtu[d] else "?" for d in ("rnic", "rxe"))))
         lines = [head, "",
                  "| test | unit | rxe | rnic | rnic advantage | note |",
                  "|---|---|---|---|---|---|"]

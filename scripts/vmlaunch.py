@@ -177,6 +177,9 @@ def parse_args(argv):
 
 
 KVM_PROBE_TIMEOUT = 10
+# Bridges and taps pass jumbo frames: the rnic netdev's default MTU is 4200
+# (RoCE path MTU 4096), and a bridge drops what exceeds a port's MTU.
+TAP_MTU = "9000"
 
 
 def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=True):
@@ -499,11 +502,12 @@ class Launcher:
         self.tap_id = os.getpid() % 10000
         for seg in range(2):
             br = self.bridge_name(seg)
-            cmds = [["ip", "link", "add", br, "type", "bridge"],
+            cmds = [["ip", "link", "add", br, "mtu", TAP_MTU, "type", "bridge"],
                     ["ip", "link", "set", br, "up"]]
             for i in range(n):
                 tap = self.tap_name(i, seg)
                 cmds += [["ip", "tuntap", "add", "dev", tap, "mode", "tap"],
+                         ["ip", "link", "set", tap, "mtu", TAP_MTU],
                          ["ip", "link", "set", tap, "master", br],
                          ["ip", "link", "set", tap, "up"]]
             for c in cmds:

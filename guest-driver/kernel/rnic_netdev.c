@@ -511,8 +511,8 @@ int rnic_net_init(struct rnic_dev *dev)
 	ndev->netdev_ops = &rnic_netdev_ops;
 	ndev->ethtool_ops = &rnic_ethtool_ops;
 	ndev->min_mtu = ETH_MIN_MTU;
-	ndev->max_mtu = 9000;
-	ndev->mtu = ETH_DATA_LEN;
+	ndev->max_mtu = RNIC_NET_MAX_MTU;
+	ndev->mtu = RNIC_NET_DEFAULT_MTU;
 	netif_napi_add(ndev, &net->napi, rnic_net_poll);
 	err = rnic_net_rings_init(net);
 	if (err)

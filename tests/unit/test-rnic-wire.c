@@ -429,7 +429,7 @@ static void test_icrc_coverage(void)
     }
 }
 
-/* zlib's crc32() against the plain bitwise CRC on assorted inputs. */
+/* libdeflate's crc32 against the plain bitwise CRC on assorted inputs. */
 static void test_icrc_crosscheck(void)
 {
     uint8_t buf[BUF_SIZE];
