@@ -13,6 +13,9 @@
  * multi-bit fields are named masks used with RNIC_FIELD_PREP/GET.
  * Reserved fields are named by their byte offset and must be zero.
  *
+ * The data the driver and the provider exchange through uverbs (never
+ * seen by the device) is in include/uapi/rdma/rnic-abi.h.
+ *
  * docs/design.md describes the semantics behind these layouts.
  */
 #ifndef RNIC_ABI_H
@@ -60,9 +63,6 @@ typedef uint64_t rnic_le64;
 #define RNIC_ABI_MAJOR              1
 #define RNIC_ABI_MINOR              0
 #define RNIC_ABI_VERSION            ((RNIC_ABI_MAJOR << 16) | RNIC_ABI_MINOR)
-
-/* Version of the uverbs udata structs at the end of this file. */
-#define RNIC_UVERBS_ABI_VERSION     1
 
 /* ------------------------------------------------------------------ */
 /* BARs                                                                */
@@ -956,83 +956,5 @@ struct rnic_net_desc {
     uint8_t status;                 /* RNIC_NET_DESC_* */
 };
 RNIC_SIZE_CHECK(struct rnic_net_desc, 16);
-
-/* ------------------------------------------------------------------ */
-/* uverbs udata: the kernel driver <-> provider contract               */
-/* ------------------------------------------------------------------ */
-
-struct rnic_ualloc_ucontext_resp {
-    rnic_le32 uverbs_abi;           /* RNIC_UVERBS_ABI_VERSION */
-    rnic_le32 uctx;
-    rnic_le64 db_mmap_key;          /* mmap offset of the doorbell page */
-    rnic_le32 sq_wqe_size;
-    rnic_le32 rq_wqe_size;
-    rnic_le32 cqe_size;
-    rnic_le32 max_inline;
-    rnic_le32 max_sge;
-    rnic_le32 rsvd_36;
-};
-RNIC_SIZE_CHECK(struct rnic_ualloc_ucontext_resp, 40);
-
-struct rnic_ucreate_cq {
-    rnic_le64 buf_addr;             /* dbrec page + CQE pages, page aligned */
-    rnic_le32 buf_size;
-    rnic_le32 log_size;
-};
-RNIC_SIZE_CHECK(struct rnic_ucreate_cq, 16);
-
-struct rnic_ucreate_cq_resp {
-    rnic_le32 cqn;
-    rnic_le32 log_size;
-};
-RNIC_SIZE_CHECK(struct rnic_ucreate_cq_resp, 8);
-
-struct rnic_ucreate_qp {
-    rnic_le64 sq_addr;              /* page aligned */
-    rnic_le32 sq_size;
-    uint8_t sq_log_size;
-    uint8_t rq_log_size;
-    rnic_le16 rsvd_14;
-    rnic_le64 rq_addr;              /* page aligned, 0 with an SRQ */
-    rnic_le32 rq_size;
-    rnic_le32 rsvd_28;
-};
-RNIC_SIZE_CHECK(struct rnic_ucreate_qp, 32);
-
-struct rnic_ucreate_qp_resp {
-    rnic_le32 qpn;
-    rnic_le32 max_inline;
-};
-RNIC_SIZE_CHECK(struct rnic_ucreate_qp_resp, 8);
-
-struct rnic_ucreate_srq {
-    rnic_le64 buf_addr;
-    rnic_le32 buf_size;
-    uint8_t log_size;
-    uint8_t rsvd_13[3];
-};
-RNIC_SIZE_CHECK(struct rnic_ucreate_srq, 16);
-
-struct rnic_ucreate_srq_resp {
-    rnic_le32 srqn;
-    rnic_le32 rsvd_4;
-};
-RNIC_SIZE_CHECK(struct rnic_ucreate_srq_resp, 8);
-
-/* modify_srq with IB_SRQ_MAX_WR: the new ring, see RESIZE_SRQ. */
-struct rnic_umodify_srq {
-    rnic_le64 buf_addr;
-    rnic_le32 buf_size;
-    uint8_t log_size;
-    uint8_t rsvd_13[3];
-};
-RNIC_SIZE_CHECK(struct rnic_umodify_srq, 16);
-
-/* UD address handles are built by the provider; the kernel hands it the MAC. */
-struct rnic_ucreate_ah_resp {
-    uint8_t dmac[6];
-    rnic_le16 rsvd_6;
-};
-RNIC_SIZE_CHECK(struct rnic_ucreate_ah_resp, 8);
 
 #endif /* RNIC_ABI_H */

@@ -14,9 +14,9 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
-#include <linux/version.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
+#include <rdma/rnic-abi.h>
 
 #include "rnic-abi.h"
 
@@ -110,7 +110,7 @@ struct rnic_net {
 	 * keeps the work from being queued while NAPI is being disabled.
 	 */
 	struct delayed_work refill_work;
-	spinlock_t refill_lock;
+	spinlock_t refill_lock;		/* guards refill_enabled */
 	bool refill_enabled;
 	bool irq_requested;
 	char irq_name[32];
@@ -228,7 +228,7 @@ struct rnic_srq {
 	u32 srqn;
 	u16 uctx;
 	u32 limit;
-	spinlock_t lock;
+	spinlock_t lock;		/* guards wq (kernel SRQs) and limit */
 	struct rnic_wq wq;
 };
 

@@ -205,16 +205,14 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    (1u << qp->sq.log_size) < cap->max_send_wr ||
 		    (!qp->has_srq && (1u << qp->rq.log_size) < cap->max_recv_wr))
 			return -EINVAL;
-		err = rnic_wq_user(dev, &qp->sq, le64_to_cpu(ucmd.sq_addr),
-				   le32_to_cpu(ucmd.sq_size), RNIC_SQ_WQE_SIZE,
-				   &cmd.sq, &sq_pbuf);
+		err = rnic_wq_user(dev, &qp->sq, ucmd.sq_addr, ucmd.sq_size,
+				   RNIC_SQ_WQE_SIZE, &cmd.sq, &sq_pbuf);
 		if (err)
 			return err;
 		if (!qp->has_srq) {
-			err = rnic_wq_user(dev, &qp->rq,
-					   le64_to_cpu(ucmd.rq_addr),
-					   le32_to_cpu(ucmd.rq_size),
-					   RNIC_RQ_WQE_SIZE, &cmd.rq, &rq_pbuf);
+			err = rnic_wq_user(dev, &qp->rq, ucmd.rq_addr,
+					   ucmd.rq_size, RNIC_RQ_WQE_SIZE,
+					   &cmd.rq, &rq_pbuf);
 			if (err)
 				goto err_rings;
 		}
@@ -264,8 +262,8 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (udata) {
 		struct rnic_ucreate_qp_resp uresp = {};
 
-		uresp.qpn = cpu_to_le32(qp->qpn);
-		uresp.max_inline = cpu_to_le32(qp->max_inline);
+		uresp.qpn = qp->qpn;
+		uresp.max_inline = qp->max_inline;
 		err = ib_copy_to_udata(udata, &uresp,
 				       min(udata->outlen, sizeof(uresp)));
 		if (err)
@@ -808,7 +806,6 @@ void rnic_qp_purge_cqes(struct rnic_qp *qp)
 		rnic_kcq_purge(rcq, qp);
 }
 
-
 static struct rnic_cqe *rnic_cq_next(struct rnic_cq *cq)
 {
 	struct rnic_cqe *cqe = &cq->cqes[cq->ci & ((1u << cq->log_size) - 1)];
@@ -1030,8 +1027,7 @@ int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		    (1u << srq->wq.log_size) > max_wr ||
 		    (1u << srq->wq.log_size) < a->max_wr)
 			return -EINVAL;
-		err = rnic_wq_user(dev, &srq->wq, le64_to_cpu(ucmd.buf_addr),
-				   le32_to_cpu(ucmd.buf_size),
+		err = rnic_wq_user(dev, &srq->wq, ucmd.buf_addr, ucmd.buf_size,
 				   RNIC_RQ_WQE_SIZE, &cmd.ring, &pbuf);
 		if (err)
 			return err;
@@ -1043,7 +1039,7 @@ int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		rnic_free_pbl(dev, &pbuf);
 		if (err)
 			goto err_wq;
-		uresp.srqn = cpu_to_le32(srq->srqn);
+		uresp.srqn = srq->srqn;
 		err = ib_copy_to_udata(udata, &uresp,
 				       min(udata->outlen, sizeof(uresp)));
 		if (err)
@@ -1104,9 +1100,8 @@ static int rnic_resize_user_srq(struct rnic_dev *dev, struct rnic_srq *srq,
 	    (1u << nwq.log_size) > le32_to_cpu(dev->hw.max_srq_wr) ||
 	    (1u << nwq.log_size) < max_wr)
 		return -EINVAL;
-	err = rnic_wq_user(dev, &nwq, le64_to_cpu(ucmd.buf_addr),
-			   le32_to_cpu(ucmd.buf_size), RNIC_RQ_WQE_SIZE,
-			   &cmd.ring, &pbuf);
+	err = rnic_wq_user(dev, &nwq, ucmd.buf_addr, ucmd.buf_size,
+			   RNIC_RQ_WQE_SIZE, &cmd.ring, &pbuf);
 	if (err)
 		return err;
 	cmd.srqn = cpu_to_le32(srq->srqn);

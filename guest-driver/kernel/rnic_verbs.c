@@ -11,7 +11,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/uverbs_ioctl.h>
-#if __has_include(<rdma/iter.h>)
+#ifdef RNIC_HAVE_RDMA_ITER_H
 #include <rdma/iter.h>
 #endif
 
@@ -233,7 +233,7 @@ static int rnic_query_device(struct ib_device *ibdev,
 	/* User SRQs only: see rnic_modify_srq. */
 	if (caps & RNIC_DEV_CAP_SRQ_RESIZE)
 		a->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#ifdef RNIC_HAVE_IB_FLUSH
 	/* Memory placement, for user QPs (the provider builds the WQEs). */
 	if (caps & RNIC_DEV_CAP_FLUSH)
 		a->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL |
@@ -446,16 +446,15 @@ static int rnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	}
 	uc->db_entry = &entry->rdma_entry;
 
-	resp.uverbs_abi = cpu_to_le32(RNIC_UVERBS_ABI_VERSION);
-	resp.uctx = cpu_to_le32(uctx);
-	resp.db_mmap_key = cpu_to_le64(rdma_user_mmap_get_offset(uc->db_entry));
-	resp.sq_wqe_size = cpu_to_le32(RNIC_SQ_WQE_SIZE);
-	resp.rq_wqe_size = cpu_to_le32(RNIC_RQ_WQE_SIZE);
-	resp.cqe_size = cpu_to_le32(RNIC_CQE_SIZE);
-	resp.max_inline = cpu_to_le32(min_t(u32, le32_to_cpu(dev->hw.max_inline),
-					    RNIC_MAX_INLINE));
-	resp.max_sge = cpu_to_le32(min_t(u32, le32_to_cpu(dev->hw.max_sge),
-					 RNIC_SQ_MAX_SGE));
+	resp.uverbs_abi = RNIC_UVERBS_ABI_VERSION;
+	resp.uctx = uctx;
+	resp.db_mmap_key = rdma_user_mmap_get_offset(uc->db_entry);
+	resp.sq_wqe_size = RNIC_SQ_WQE_SIZE;
+	resp.rq_wqe_size = RNIC_RQ_WQE_SIZE;
+	resp.cqe_size = RNIC_CQE_SIZE;
+	resp.max_inline = min_t(u32, le32_to_cpu(dev->hw.max_inline),
+				RNIC_MAX_INLINE);
+	resp.max_sge = min_t(u32, le32_to_cpu(dev->hw.max_sge), RNIC_SQ_MAX_SGE);
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (err)
 		goto err_remove;
@@ -611,9 +610,9 @@ static int rnic_cq_pin_user(struct rnic_dev *dev, struct ib_udata *udata,
 	err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
 	if (err)
 		return err;
-	addr = le64_to_cpu(ucmd.buf_addr);
-	size = le32_to_cpu(ucmd.buf_size);
-	log = le32_to_cpu(ucmd.log_size);
+	addr = ucmd.buf_addr;
+	size = ucmd.buf_size;
+	log = ucmd.log_size;
 	if (log < 1 || log > RNIC_CQ_MAX_LOG_SIZE ||
 	    (1u << log) > rnic_max_cqe(dev) || (1u << log) <= cqe ||
 	    !PAGE_ALIGNED(addr))
@@ -671,8 +670,8 @@ static int rnic_create_cq_udata(struct ib_cq *ibcq,
 		if (err)
 			goto err_umem;
 
-		uresp.cqn = cpu_to_le32(cq->cqn);
-		uresp.log_size = cpu_to_le32(cq->log_size);
+		uresp.cqn = cq->cqn;
+		uresp.log_size = cq->log_size;
 		err = ib_copy_to_udata(udata, &uresp,
 				       min(udata->outlen, sizeof(uresp)));
 		if (err)
@@ -750,13 +749,13 @@ static int rnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cq->log_size = log_size;
 	ibcq->cqe = (1u << log_size) - 1;
 
-	uresp.cqn = cpu_to_le32(cq->cqn);
-	uresp.log_size = cpu_to_le32(log_size);
+	uresp.cqn = cq->cqn;
+	uresp.log_size = log_size;
 	return ib_copy_to_udata(udata, &uresp,
 				min(udata->outlen, sizeof(uresp)));
 }
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#ifdef RNIC_HAVE_CREATE_CQ_ATTRS
 static int rnic_create_cq(struct ib_cq *ibcq,
 			  const struct ib_cq_init_attr *attr,
 			  struct uverbs_attr_bundle *attrs)
@@ -845,7 +844,7 @@ static int rnic_mr_register(struct ib_pd *ibpd, struct rnic_cmd_reg_mr *cmd,
 	return 0;
 }
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#ifdef RNIC_HAVE_IB_FLUSH
 #define RNIC_IB_FLUSH_ACCESS (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
 #else
 #define RNIC_IB_FLUSH_ACCESS 0
@@ -1133,7 +1132,19 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_TX_CORRUPT_INJECTED].name = "tx_corrupt_injected",
 	[RNIC_CNT_TX_DELAY_INJECTED].name = "tx_delay_injected",
 };
+
 static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);
+
+/* The uverbs structs keep the sizes the provider was built with. */
+static_assert(sizeof(struct rnic_ualloc_ucontext_resp) == 40);
+static_assert(sizeof(struct rnic_ucreate_cq) == 16);
+static_assert(sizeof(struct rnic_ucreate_cq_resp) == 8);
+static_assert(sizeof(struct rnic_ucreate_qp) == 32);
+static_assert(sizeof(struct rnic_ucreate_qp_resp) == 8);
+static_assert(sizeof(struct rnic_ucreate_srq) == 16);
+static_assert(sizeof(struct rnic_ucreate_srq_resp) == 8);
+static_assert(sizeof(struct rnic_umodify_srq) == 16);
+static_assert(sizeof(struct rnic_ucreate_ah_resp) == 8);
 
 static struct rdma_hw_stats *rnic_alloc_hw_port_stats(struct ib_device *ibdev,
 						      u32 port)

@@ -228,24 +228,24 @@ static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 				&resp.ibv_resp, sizeof(resp)))
 		goto err;
 
-	if (le32toh(resp.drv.uverbs_abi) != RNIC_UVERBS_ABI_VERSION ||
-	    le32toh(resp.drv.sq_wqe_size) != RNIC_SQ_WQE_SIZE ||
-	    le32toh(resp.drv.rq_wqe_size) != RNIC_RQ_WQE_SIZE ||
-	    le32toh(resp.drv.cqe_size) != RNIC_CQE_SIZE) {
+	if (resp.drv.uverbs_abi != RNIC_UVERBS_ABI_VERSION ||
+	    resp.drv.sq_wqe_size != RNIC_SQ_WQE_SIZE ||
+	    resp.drv.rq_wqe_size != RNIC_RQ_WQE_SIZE ||
+	    resp.drv.cqe_size != RNIC_CQE_SIZE) {
 		verbs_err(&ctx->ibv_ctx,
 			  "kernel ABI %u (wqe %u/%u, cqe %u) does not match provider ABI %u\n",
-			  le32toh(resp.drv.uverbs_abi),
-			  le32toh(resp.drv.sq_wqe_size),
-			  le32toh(resp.drv.rq_wqe_size),
-			  le32toh(resp.drv.cqe_size), RNIC_UVERBS_ABI_VERSION);
+			  resp.drv.uverbs_abi,
+			  resp.drv.sq_wqe_size,
+			  resp.drv.rq_wqe_size,
+			  resp.drv.cqe_size, RNIC_UVERBS_ABI_VERSION);
 		errno = EPROTONOSUPPORT;
 		goto err;
 	}
 
-	ctx->uctx = le32toh(resp.drv.uctx);
-	ctx->max_inline = min_t(uint32_t, le32toh(resp.drv.max_inline),
+	ctx->uctx = resp.drv.uctx;
+	ctx->max_inline = min_t(uint32_t, resp.drv.max_inline,
 				RNIC_MAX_INLINE);
-	ctx->max_sge = min_t(uint32_t, le32toh(resp.drv.max_sge),
+	ctx->max_sge = min_t(uint32_t, resp.drv.max_sge,
 			     RNIC_SQ_MAX_SGE);
 
 	verbs_set_ops(&ctx->ibv_ctx, &rnic_ctx_ops);
@@ -254,7 +254,7 @@ static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 		goto err;
 
 	ctx->db = mmap(NULL, RNIC_DB_PAGE_SIZE, PROT_WRITE, MAP_SHARED, cmd_fd,
-		       le64toh(resp.drv.db_mmap_key));
+		       resp.drv.db_mmap_key);
 	if (ctx->db == MAP_FAILED) {
 		verbs_err(&ctx->ibv_ctx, "doorbell mmap failed: %s\n",
 			  strerror(errno));

@@ -13,6 +13,7 @@
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
 #include <ccan/minmax.h>
+#include <rdma/rnic-abi.h>
 
 #include "rnic-abi.h"
 #include "rnic_ring.h"

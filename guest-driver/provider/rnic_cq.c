@@ -82,23 +82,23 @@ static void rnic_cq_free(struct rnic_cq *cq)
 static void rnic_cq_fill_cmd(const struct rnic_cq *cq,
 			     struct rnic_ucreate_cq *drv)
 {
-	drv->buf_addr = htole64((uintptr_t)cq->buf);
-	drv->buf_size = htole32(cq->buf_size);
-	drv->log_size = htole32(cq->log_size);
+	drv->buf_addr = (uintptr_t)cq->buf;
+	drv->buf_size = cq->buf_size;
+	drv->log_size = cq->log_size;
 }
 
 /* The kernel must have made the ring we allocated, not another one. */
 static int rnic_cq_check_resp(struct rnic_context *ctx, struct rnic_cq *cq,
 			      const struct rnic_ucreate_cq_resp *drv)
 {
-	if (le32toh(drv->log_size) != cq->log_size) {
+	if (drv->log_size != cq->log_size) {
 		verbs_err(&ctx->ibv_ctx,
 			  "kernel made CQ %u with log_size %u, asked %u\n",
-			  le32toh(drv->cqn), le32toh(drv->log_size),
+			  drv->cqn, drv->log_size,
 			  cq->log_size);
 		return EPROTO;
 	}
-	cq->cqn = le32toh(drv->cqn);
+	cq->cqn = drv->cqn;
 	return 0;
 }
 
@@ -154,11 +154,11 @@ int rnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	pthread_spin_lock(&cq->lock);
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
-	if (!ret && le32toh(resp.drv.log_size) != nr.log_size) {
+	if (!ret && resp.drv.log_size != nr.log_size) {
 		/* The device may already use the new ring: keep both. */
 		verbs_err(&ctx->ibv_ctx,
 			  "kernel resized CQ %u to log_size %u, asked %u\n",
-			  cq->cqn, le32toh(resp.drv.log_size), nr.log_size);
+			  cq->cqn, resp.drv.log_size, nr.log_size);
 		pthread_spin_unlock(&cq->lock);
 		return EPROTO;
 	}

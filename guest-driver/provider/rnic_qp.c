@@ -207,12 +207,12 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 			goto err_sq;
 	}
 
-	cmd.drv.sq_addr = htole64((uintptr_t)qp->sq.buf);
-	cmd.drv.sq_size = htole32(qp->sq.buf_size);
+	cmd.drv.sq_addr = (uintptr_t)qp->sq.buf;
+	cmd.drv.sq_size = qp->sq.buf_size;
 	cmd.drv.sq_log_size = sq_log;
 	if (!qp->srq) {
-		cmd.drv.rq_addr = htole64((uintptr_t)qp->rq.buf);
-		cmd.drv.rq_size = htole32(qp->rq.buf_size);
+		cmd.drv.rq_addr = (uintptr_t)qp->rq.buf;
+		cmd.drv.rq_size = qp->rq.buf_size;
 		cmd.drv.rq_log_size = rq_log;
 	}
 
@@ -228,7 +228,7 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 	if (ret)
 		goto err_rq;
 
-	qp->qpn = le32toh(resp.drv.qpn);
+	qp->qpn = resp.drv.qpn;
 	if (qp->qpn != qp->vqp.qp.qp_num) {
 		verbs_err(&ctx->ibv_ctx, "QPN mismatch %u/%u\n", qp->qpn,
 			  qp->vqp.qp.qp_num);
@@ -236,7 +236,7 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 		goto err_destroy;
 	}
 	/* The kernel grants what was asked for; never trust it with more. */
-	qp->max_inline = min_t(uint32_t, le32toh(resp.drv.max_inline),
+	qp->max_inline = min_t(uint32_t, resp.drv.max_inline,
 			       rnic_inline_cap(ctx, qp->type));
 
 	ret = rnic_store_qp(ctx, qp);

@@ -55,8 +55,8 @@ struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
 	if (ret)
 		goto err_free;
 
-	cmd.drv.buf_addr = htole64((uintptr_t)srq->wq.buf);
-	cmd.drv.buf_size = htole32(srq->wq.buf_size);
+	cmd.drv.buf_addr = (uintptr_t)srq->wq.buf;
+	cmd.drv.buf_size = srq->wq.buf_size;
 	cmd.drv.log_size = log_size;
 
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
@@ -64,7 +64,7 @@ struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
 	if (ret)
 		goto err_wq;
 
-	srq->srqn = le32toh(resp.drv.srqn);
+	srq->srqn = resp.drv.srqn;
 	return &srq->vsrq.srq;
 
 err_wq:
@@ -112,8 +112,8 @@ static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
 		wr_id[idx & nmask] = wq->wr_id[idx & omask];
 		busy[idx & nmask] = wq->busy[idx & omask];
 	}
-	cmd.drv.buf_addr = htole64((uintptr_t)buf);
-	cmd.drv.buf_size = htole32(buf_size);
+	cmd.drv.buf_addr = (uintptr_t)buf;
+	cmd.drv.buf_size = buf_size;
 	cmd.drv.log_size = log_size;
 	ret = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask, &cmd.ibv_cmd,
 				 sizeof(cmd));

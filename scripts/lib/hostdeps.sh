@@ -29,7 +29,7 @@ RNIC_HOST_PACKAGES="
     gcc g++ gcc-multilib make pkg-config ninja-build cmake flex bison
     python3 python3-venv python3-matplotlib
     libglib2.0-dev libpixman-1-dev zlib1g-dev libdeflate-dev libslirp-dev libfdt-dev
-    libnl-3-dev libnl-route-3-dev libudev-dev
+    libnl-3-dev libnl-route-3-dev libudev-dev sparse
     debootstrap debian-archive-keyring e2fsprogs
     seabios ipxe-qemu
 "

@@ -183,9 +183,12 @@ static void test_fast_reg_wqe_errors(void *obj, void *data,
     lkey = alloc_fr_mr(&e, 4);
     two_pages(&e, pg, &list);
     for (i = 0; i < ARRAY_SIZE(cases); i++) {
-        uint32_t key = (cases[i].regular_mr ? e.mr.lkey : lkey) ^
-                       cases[i].key_xor;
+        uint32_t key = lkey ^ cases[i].key_xor;
         uint64_t errs = rt_guest_errs(e.r);
+
+        if (cases[i].regular_mr) {
+            key = e.mr.lkey ^ cases[i].key_xor;
+        }
 
         g_test_message("%s", cases[i].what);
         rt_env_rc_qp(&e, RNIC_QPS_RTS);
@@ -467,8 +470,12 @@ static void mw_bind_errors(Env *ep)
                                   QRNIC_PAGE), ==, RNIC_CMD_OK);
     mw = alloc_mw(&e, 2);
     for (i = 0; i < ARRAY_SIZE(cases); i++) {
-        QRnicMr *m = cases[i].plain_mr ? &e.mr : &mr;
+        QRnicMr *m = &mr;
         uint64_t errs;
+
+        if (cases[i].plain_mr) {
+            m = &e.mr;
+        }
 
         g_test_message("%s", cases[i].what);
         rt_env_rc_qp(&e, RNIC_QPS_RTS);

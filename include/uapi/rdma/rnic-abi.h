@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * rnic uverbs ABI: the driver-private data (udata) that the rnic kernel
+ * driver and its rdma-core provider exchange through uverbs.  The device
+ * never sees these; its ABI is hw/rnic/rnic-abi.h.
+ *
+ * This file is the source of truth; the copies in guest-driver/kernel/uapi
+ * and guest-driver/provider/uapi are made by scripts/sync-abi.sh.  In the
+ * kernel it belongs in include/uapi/rdma/, in rdma-core in
+ * kernel-headers/rdma/.
+ */
+#ifndef RNIC_USER_ABI_H
+#define RNIC_USER_ABI_H
+
+#include <linux/types.h>
+
+/* Version of these structs, matched by the provider. */
+#define RNIC_UVERBS_ABI_VERSION 1
+
+struct rnic_ualloc_ucontext_resp {
+	__u32 uverbs_abi;		/* RNIC_UVERBS_ABI_VERSION */
+	__u32 uctx;
+	__aligned_u64 db_mmap_key;	/* mmap offset of the doorbell page */
+	__u32 sq_wqe_size;
+	__u32 rq_wqe_size;
+	__u32 cqe_size;
+	__u32 max_inline;
+	__u32 max_sge;
+	__u32 reserved;
+};
+
+struct rnic_ucreate_cq {
+	__aligned_u64 buf_addr;		/* dbrec page + CQE pages, page aligned */
+	__u32 buf_size;
+	__u32 log_size;
+};
+
+struct rnic_ucreate_cq_resp {
+	__u32 cqn;
+	__u32 log_size;
+};
+
+struct rnic_ucreate_qp {
+	__aligned_u64 sq_addr;		/* page aligned */
+	__u32 sq_size;
+	__u8 sq_log_size;
+	__u8 rq_log_size;
+	__u16 reserved;
+	__aligned_u64 rq_addr;		/* page aligned, 0 with an SRQ */
+	__u32 rq_size;
+	__u32 reserved2;
+};
+
+struct rnic_ucreate_qp_resp {
+	__u32 qpn;
+	__u32 max_inline;
+};
+
+struct rnic_ucreate_srq {
+	__aligned_u64 buf_addr;
+	__u32 buf_size;
+	__u8 log_size;
+	__u8 reserved[3];
+};
+
+struct rnic_ucreate_srq_resp {
+	__u32 srqn;
+	__u32 reserved;
+};
+
+/* modify_srq with IB_SRQ_MAX_WR: the new ring (the device's RESIZE_SRQ). */
+struct rnic_umodify_srq {
+	__aligned_u64 buf_addr;
+	__u32 buf_size;
+	__u8 log_size;
+	__u8 reserved[3];
+};
+
+/* UD address handles are built by the provider; the kernel hands it the MAC. */
+struct rnic_ucreate_ah_resp {
+	__u8 dmac[6];
+	__u16 reserved;
+};
+
+#endif /* RNIC_USER_ABI_H */
