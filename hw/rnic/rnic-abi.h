@@ -161,6 +161,7 @@ enum rnic_counter {
     RNIC_CNT_TX_DUP_INJECTED,
     RNIC_CNT_TX_CORRUPT_INJECTED,
     RNIC_CNT_TX_DELAY_INJECTED,
+    RNIC_CNT_CWND_CUTS,         /* RC congestion window halved on a loss */
     RNIC_CNT_MAX
 };
 

@@ -139,10 +139,39 @@ void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp)
               qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
 }
 
+/* A whole window acknowledged without a loss: one packet more. */
+static void rnic_comp_cwnd_grow(RnicTransport *tp)
+{
+    RnicReq *req = &tp->req;
+
+    if (req->cwnd < RNIC_TP_WINDOW &&
+        rnic_psn_diff(tp->comp.psn, req->cwnd_psn) >= (int32_t)req->cwnd) {
+        req->cwnd++;
+        req->cwnd_psn = tp->comp.psn;
+    }
+}
+
+/* A loss (one per rewind: later gaps of the abandoned run do not count). */
+static void rnic_comp_cwnd_cut(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    RnicReq *req = &tp->req;
+    uint32_t cwnd = MAX(req->cwnd / 2, RNIC_TP_CWND_MIN);
+
+    if (cwnd < req->cwnd) {
+        trace_rnic_tp_cwnd(qp->qpn, req->cwnd, cwnd);
+        req->cwnd = cwnd;
+        s->cnt[RNIC_CNT_CWND_CUTS]++;
+    }
+    req->cwnd_psn = tp->comp.psn;
+}
+
 /* Forward progress: the retry budgets start over, the timer restarts. */
 static void rnic_comp_progress(RnicState *s, RnicQP *qp)
 {
     RnicTransport *tp = qp->tp;
+
+    rnic_comp_cwnd_grow(tp);
 
     tp->comp.retry_left = qp->retry_cnt;
     tp->comp.rnr_left = qp->rnr_retry;
@@ -173,6 +202,7 @@ static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
         }
         tp->comp.retry_left--;
     }
+    rnic_comp_cwnd_cut(s, qp);
     /* Out-of-order packets of the run just abandoned must not retrigger. */
     tp->comp.rewound = true;
     trace_rnic_tp_retransmit(qp->qpn, why, tp->comp.psn,

@@ -44,6 +44,7 @@ static const char *const rnic_cnt_names[RNIC_CNT_MAX] = {
     [RNIC_CNT_TX_DUP_INJECTED] = "tx_duplicate_injected",
     [RNIC_CNT_TX_CORRUPT_INJECTED] = "tx_corrupt_injected",
     [RNIC_CNT_TX_DELAY_INJECTED] = "tx_delay_injected",
+    [RNIC_CNT_CWND_CUTS] = "cwnd_cuts",
 };
 
 /* The tables exist from realize on. */

@@ -628,6 +628,8 @@ void rnic_req_reset(RnicTransport *tp)
     tp->req.send_idx = qp->sq.ci;
     tp->req.psn = qp->sq_psn & RNIC_PSN_MASK;
     tp->req.max_psn = tp->req.psn;
+    tp->req.cwnd = RNIC_TP_CWND_INIT;
+    tp->req.cwnd_psn = tp->req.psn;
     memset(tp->swqe, 0, sizeof(tp->swqe));
 }
 
@@ -670,7 +672,7 @@ void rnic_req_run(RnicState *s, RnicQP *qp, int *budget)
             continue;
         }
         if (qp->type == RNIC_QPT_RC &&
-            rnic_psn_diff(req->psn, tp->comp.psn) >= RNIC_TP_WINDOW) {
+            rnic_psn_diff(req->psn, tp->comp.psn) >= (int32_t)req->cwnd) {
             break;
         }
         if (!w->started) {

@@ -29,6 +29,20 @@
 #define RNIC_TP_MAX_INFLIGHT        64
 /* Packets sent and not yet acknowledged before the requester waits. */
 #define RNIC_TP_WINDOW              256
+/*
+ * The congestion window: how much of RNIC_TP_WINDOW an RC requester may
+ * use.  A hub segment (socket multicast) or a busy receiving QEMU drops
+ * what its socket buffer cannot hold, and go-back-N at a full window
+ * then resends the whole window for every drop.  So the window halves on
+ * each loss (a sequence NAK, a gap in read responses or an ACK timeout)
+ * and grows by one packet per window acknowledged, as TCP's AIMD does.
+ */
+#define RNIC_TP_CWND_INIT           64
+/*
+ * A socket-multicast hub's receive buffer (212,992 bytes by default) holds
+ * about 25 frames of path MTU 4096: a floor above that keeps overflowing.
+ */
+#define RNIC_TP_CWND_MIN            16
 /* The requester asks for an ACK at least this often within a message. */
 #define RNIC_TP_ACKREQ_EVERY        16
 /* The responder ACKs at least this often even without AckReq. */
@@ -103,6 +117,8 @@ typedef struct RnicReq {
     uint32_t max_psn;       /* one past the highest PSN ever sent */
     uint32_t noack_pkts;    /* packets since the last AckReq */
     uint32_t rd_outstanding;/* READ/ATOMIC WQEs started, not yet retired */
+    uint32_t cwnd;          /* congestion window, packets */
+    uint32_t cwnd_psn;      /* comp.psn when cwnd last grew or shrank */
     uint16_t ip_id;
 } RnicReq;
 

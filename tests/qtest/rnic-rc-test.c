@@ -321,6 +321,60 @@ static void test_rc_nak_rcvd(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
 }
 
+/* Sends one-packet SENDs until the window closes; checks their PSNs. */
+static void cwnd_expect_run(Env *e, uint32_t first, uint32_t n)
+{
+    Roce f;
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        rt_recv_roce(e, &f);
+        g_assert_cmphex(f.psn, ==, (first + i) & 0xffffff);
+    }
+    rt_assert_no_frame(e, 100);
+}
+
+/*
+ * The congestion window: 64 packets in flight at first; a sequence NAK
+ * halves it (and counts a cut) and resends from the NAK's PSN; a whole
+ * window acknowledged grows it by one.
+ */
+static void test_rc_cwnd(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicCq scq;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    Roce ack;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_init_qp_on_cq(&e, &scq, 8, 7);
+    rt_qp_up(&e, &e.qp, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 8);
+    for (i = 0; i < 100; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    cwnd_expect_run(&e, QP_SQ_PSN, 64);
+
+    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 10);
+    ack.ack_req = false;
+    ack.syndrome = AETH_NAK(NAK_PSN_SEQ);
+    rt_send_roce(&e, &ack);
+    cwnd_expect_run(&e, QP_SQ_PSN + 10, 32);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
+
+    /* 32 acknowledged since the cut: the window opens to 33. */
+    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 41);
+    ack.ack_req = false;
+    ack.syndrome = AETH_ACK(0);
+    rt_send_roce(&e, &ack);
+    cwnd_expect_run(&e, QP_SQ_PSN + 42, 33);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
+}
+
 /* ---- 9. RC SEND received ---- */
 
 static void post_recv_buf(Env *e, uint64_t wr_id, uint64_t off, uint32_t len)
@@ -1096,6 +1150,7 @@ static void register_rnic_rc_test(void)
     rt_add("rc-send-tx-inline", test_rc_send_tx_inline);
     rt_add("rc-retransmit", test_rc_retransmit);
     rt_add("rc-nak-rcvd", test_rc_nak_rcvd);
+    rt_add("rc-cwnd", test_rc_cwnd);
     rt_add("rc-send-rx", test_rc_send_rx);
     rt_add("rc-send-rx-bad-icrc", test_rc_send_rx_bad_icrc);
     rt_add("rx-dropped", test_rx_dropped);
