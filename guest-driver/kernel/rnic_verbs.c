@@ -1132,6 +1132,7 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_TX_CORRUPT_INJECTED].name = "tx_corrupt_injected",
 	[RNIC_CNT_TX_DELAY_INJECTED].name = "tx_delay_injected",
 	[RNIC_CNT_CWND_CUTS].name = "cwnd_cuts",
+	[RNIC_CNT_TAIL_PROBES].name = "tail_probes",
 };
 
 static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);

@@ -163,6 +163,7 @@ enum rnic_counter {
     RNIC_CNT_TX_CORRUPT_INJECTED,
     RNIC_CNT_TX_DELAY_INJECTED,
     RNIC_CNT_CWND_CUTS,         /* RC congestion window halved on a loss */
+    RNIC_CNT_TAIL_PROBES,       /* early resends before the ACK timeout */
     RNIC_CNT_MAX
 };
 

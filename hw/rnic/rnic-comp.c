@@ -135,6 +135,9 @@ void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp)
         return;
     }
     ns = MAX(rnic_ack_timeout_ns(qp->timeout), RNIC_TP_MIN_ACK_TIMEOUT_NS);
+    if (!tp->comp.probed) {
+        ns = MIN(ns, RNIC_TP_PROBE_NS);
+    }
     timer_mod(tp->comp.ack_timer,
               qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
 }
@@ -145,7 +148,8 @@ static void rnic_comp_cwnd_grow(RnicTransport *tp)
     RnicReq *req = &tp->req;
 
     if (req->cwnd < RNIC_TP_WINDOW &&
-        rnic_psn_diff(tp->comp.psn, req->cwnd_psn) >= (int32_t)req->cwnd) {
+        rnic_psn_diff(tp->comp.psn, req->cwnd_psn) >=
+        (int32_t)(req->cwnd / RNIC_TP_CWND_GROW_DIV)) {
         req->cwnd++;
         req->cwnd_psn = tp->comp.psn;
     }
@@ -176,6 +180,7 @@ static void rnic_comp_progress(RnicState *s, RnicQP *qp)
     tp->comp.retry_left = qp->retry_cnt;
     tp->comp.rnr_left = qp->rnr_retry;
     tp->comp.rewound = false;
+    tp->comp.probed = false;
     rnic_comp_ack_timer_del(tp);
     rnic_comp_arm_ack_timer(s, qp);
     /* The window moved: the requester may have packets to send. */
@@ -237,6 +242,13 @@ void rnic_comp_timer_run(RnicState *s, RnicQP *qp)
         !rnic_comp_outstanding(tp)) {
         return;
     }
+    if (!tp->comp.probed) {
+        tp->comp.probed = true;
+        s->cnt[RNIC_CNT_TAIL_PROBES]++;
+        rnic_comp_retry(s, qp, "tail-loss probe", false);
+        tp->comp.rewound = false;
+        return;
+    }
     s->cnt[RNIC_CNT_ACK_TIMEOUTS]++;
     if (rnic_comp_retry(s, qp, "ack timeout", true)) {
         /* Nothing is in flight any more: the next gap is a new loss. */
@@ -278,6 +290,7 @@ void rnic_comp_reset(RnicTransport *tp)
     tp->comp.retry_left = qp->retry_cnt;
     tp->comp.rnr_left = qp->rnr_retry;
     tp->comp.rewound = false;
+    tp->comp.probed = false;
     tp->comp.sqd_notified = false;
 }
 

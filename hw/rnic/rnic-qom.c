@@ -45,6 +45,7 @@ static const char *const rnic_cnt_names[RNIC_CNT_MAX] = {
     [RNIC_CNT_TX_CORRUPT_INJECTED] = "tx_corrupt_injected",
     [RNIC_CNT_TX_DELAY_INJECTED] = "tx_delay_injected",
     [RNIC_CNT_CWND_CUTS] = "cwnd_cuts",
+    [RNIC_CNT_TAIL_PROBES] = "tail_probes",
 };
 
 /* The tables exist from realize on. */

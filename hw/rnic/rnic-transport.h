@@ -43,6 +43,7 @@
  * about 25 frames of path MTU 4096: a floor above that keeps overflowing.
  */
 #define RNIC_TP_CWND_MIN            16
+#define RNIC_TP_CWND_GROW_DIV       4
 /* The requester asks for an ACK at least this often within a message. */
 #define RNIC_TP_ACKREQ_EVERY        16
 /* The responder ACKs at least this often even without AckReq. */
@@ -60,6 +61,15 @@
  * spurious retransmissions, so the timer never fires sooner than this.
  */
 #define RNIC_TP_MIN_ACK_TIMEOUT_NS  (8 * SCALE_MS)
+/*
+ * Tail-loss probe: when nothing was acknowledged for this long, resend
+ * from the oldest unacknowledged PSN once, without spending a retry,
+ * before the QP's own (often 67 ms) timeout.  A lost last packet or ACK
+ * leaves no later packet to reveal the gap, and with a small congestion
+ * window every window ends in such a tail.  Duplicates are harmless: the
+ * responder acknowledges them again.
+ */
+#define RNIC_TP_PROBE_NS            (8 * SCALE_MS)
 /* Frame buffer: worst-case header stack, a 4 KiB MTU payload, trailer. */
 #define RNIC_TP_FRAME_MAX           (RNIC_WIRE_MAX_HLEN + 4096 + \
                                      RNIC_WIRE_MAX_TRAILER + \
@@ -134,6 +144,7 @@ typedef struct RnicComp {
     uint8_t retry_left;     /* from qp->retry_cnt, reset on progress */
     uint8_t rnr_left;       /* from qp->rnr_retry; 7 means infinite */
     bool rewound;           /* a retransmission from 'psn' is under way */
+    bool probed;            /* the tail-loss probe for 'psn' went out */
     bool sqd_notified;
     /*
      * The ACK timer fired.  Timers run outside the device's re-entrancy

@@ -257,7 +257,7 @@ static void test_rc_send_tx_inline(void *obj, void *data,
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 5);
 }
 
-/* No ACK: the local ACK timer (virtual clock) resends the same PSN. */
+/* No ACK: a tail-loss probe, then the local ACK timer resend the PSN. */
 static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
 {
     Env e;
@@ -277,14 +277,23 @@ static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
     rt_recv_roce(&e, &f1);
     g_assert_cmphex(f1.psn, ==, QP_SQ_PSN);
 
-    /* timeout 14 is 4.096 us << 14, about 67 ms */
+    /* After 8 ms the tail-loss probe resends, spending no retry... */
+    qtest_clock_step(qrnic_qts(e.r), 20 * 1000 * 1000);
+    rt_recv_roce(&e, &f2);
+    g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
+    g_assert_cmpmem(f2.payload, f2.payload_len, p1, sizeof(p1));
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+
+    /* ...then the QP's timeout (14: 4.096 us << 14, about 67 ms). */
     qtest_clock_step(qrnic_qts(e.r), 200 * 1000 * 1000);
     rt_recv_roce(&e, &f2);
     g_assert_cmphex(f2.opcode, ==, OPC_SEND_ONLY);
     g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
     g_assert_cmpmem(f2.payload, f2.payload_len, p1, sizeof(p1));
-    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), >=, 1);
-    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), >=, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), >=, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
 }
 
 /* A PSN sequence NAK rewinds; a remote access NAK fails the WQE. */
