@@ -141,7 +141,13 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
     qp->max_inline = max_inline;
     qp->max_send_sge = q->max_send_sge;
     qp->max_recv_sge = q->max_recv_sge;
-    qp->path_mtu = RNIC_MTU_1024;
+    /*
+     * Datagram QPs have no path MTU attribute: a message may fill the
+     * largest payload the device sends, and the guest keeps it within the
+     * port MTU it reports (ibv_query_port), as with hardware RNICs.
+     */
+    qp->path_mtu = (q->qp_type == RNIC_QPT_UD || q->qp_type == RNIC_QPT_GSI) ?
+                   RNIC_MTU_4096 : RNIC_MTU_1024;
     qp->port_num = 1;
     qp->sq.ring = sq;
     qp->sq.max_sge = q->max_send_sge;

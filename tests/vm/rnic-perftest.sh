@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # perftest over the rnic device between two VMs: WRITE, READ and SEND
-# bandwidth over all sizes (-a, 2 B to 8 MiB) and SEND/WRITE latency.
-# perftest fails on any work completion that is not a success; the data
-# itself is verified by rnic-pingpong and rnic-mtu.
+# bandwidth over all sizes (-a, 2 B to 8 MiB), READ/SEND/WRITE latency,
+# atomics, and the other modes perftest offers: UC and UD transports (-c),
+# connections through rdma_cm (-R), bidirectional traffic (-b) and 8 QPs
+# (-q 8).  perftest fails on any work completion that is not a success;
+# the data itself is verified by rnic-pingpong and rnic-mtu.
 # vmlaunch: -n 2 --rnic --timeout 1200
 set -e
 rnic-perf ib_write_bw -a -n 20 --report_gbits
@@ -12,4 +14,18 @@ rnic-perf ib_read_bw -a -n 20 --report_gbits
 rnic-perf ib_send_bw -a -n 20 --report_gbits
 rnic-perf ib_send_lat -n 200
 rnic-perf ib_write_lat -n 200
+rnic-perf ib_read_lat -n 200
+rnic-perf ib_atomic_bw -n 200
+rnic-perf ib_atomic_lat -n 200
+# UC: SEND and WRITE; UD: SEND up to the port MTU (4096 by default).
+rnic-perf ib_write_bw -c UC -s 65536 -n 200 --report_gbits
+rnic-perf ib_send_bw -c UC -s 4096 -n 200 --report_gbits
+rnic-perf ib_send_bw -c UD -s 4096 -n 200 --report_gbits
+rnic-perf ib_send_lat -c UD -s 1024 -n 200
+rnic-perf ib_write_bw -R -s 65536 -n 200 --report_gbits
+rnic-perf ib_send_bw -R -s 65536 -n 200 --report_gbits
+rnic-perf ib_write_bw -b -s 65536 -n 200 --report_gbits
+rnic-perf ib_read_bw -b -s 65536 -n 200 --report_gbits
+rnic-perf ib_write_bw -q 8 -s 65536 -n 200 --report_gbits
+rnic-perf ib_send_bw -q 8 -s 4096 -n 200 --report_gbits
 echo "rnic-perftest: OK on $(hostname)"
