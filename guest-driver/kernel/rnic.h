@@ -288,6 +288,18 @@ static inline void rnic_ring_db(struct rnic_dev *dev, u32 off, u32 qn,
 	writeq(v, dev->kdb + off);
 }
 
+/* Pins user memory; the call was renamed after 6.12 (Kbuild). */
+static inline struct ib_umem *rnic_umem_get(struct ib_device *ibdev,
+					    unsigned long addr, size_t size,
+					    int access)
+{
+#ifdef RNIC_HAVE_IB_UMEM_GET_VA
+	return ib_umem_get_va(ibdev, addr, size, access);
+#else
+	return ib_umem_get(ibdev, addr, size, access);
+#endif
+}
+
 /* rnic_eq.c */
 int rnic_eqs_init(struct rnic_dev *dev);
 void rnic_eqs_destroy(struct rnic_dev *dev);

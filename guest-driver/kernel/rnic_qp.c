@@ -51,7 +51,8 @@ static int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
 
 	if (!PAGE_ALIGNED(addr) || size < (u64)npages * RNIC_RING_PAGE)
 		return -EINVAL;
-	wq->umem = ib_umem_get(&dev->ibdev, addr, size, IB_ACCESS_LOCAL_WRITE);
+	wq->umem = rnic_umem_get(&dev->ibdev, addr, size,
+				 IB_ACCESS_LOCAL_WRITE);
 	if (IS_ERR(wq->umem)) {
 		err = PTR_ERR(wq->umem);
 		wq->umem = NULL;

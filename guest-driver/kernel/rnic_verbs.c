@@ -620,7 +620,8 @@ static int rnic_cq_pin_user(struct rnic_dev *dev, struct ib_udata *udata,
 	npages = 1 + DIV_ROUND_UP(RNIC_CQE_SIZE << log, RNIC_RING_PAGE);
 	if (size < (u64)npages * RNIC_RING_PAGE)
 		return -EINVAL;
-	*umem = ib_umem_get(&dev->ibdev, addr, size, IB_ACCESS_LOCAL_WRITE);
+	*umem = rnic_umem_get(&dev->ibdev, addr, size,
+			      IB_ACCESS_LOCAL_WRITE);
 	if (IS_ERR(*umem)) {
 		err = PTR_ERR(*umem);
 		*umem = NULL;
@@ -754,6 +755,14 @@ static int rnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	return ib_copy_to_udata(udata, &uresp,
 				min(udata->outlen, sizeof(uresp)));
 }
+
+#ifdef RNIC_HAVE_RESIZE_USER_CQ
+static int rnic_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
+			       struct ib_udata *udata)
+{
+	return rnic_resize_cq(ibcq, min_t(unsigned int, cqe, INT_MAX), udata);
+}
+#endif
 
 #ifdef RNIC_HAVE_CREATE_CQ_ATTRS
 static int rnic_create_cq(struct ib_cq *ibcq,
@@ -893,7 +902,7 @@ static int rnic_mr_pin_user(struct rnic_dev *dev, u64 start, u64 length,
 	if (access & ~(RNIC_IB_MR_ACCESS | IB_ACCESS_RELAXED_ORDERING))
 		return -EOPNOTSUPP;
 
-	*umem = ib_umem_get(&dev->ibdev, start, length, access);
+	*umem = rnic_umem_get(&dev->ibdev, start, length, access);
 	if (IS_ERR(*umem)) {
 		err = PTR_ERR(*umem);
 		*umem = NULL;
@@ -952,6 +961,19 @@ err_free:
 	kfree(mr);
 	return ERR_PTR(err);
 }
+
+#ifdef RNIC_HAVE_REG_USER_MR_DMAH
+/* DMA handles carry PCIe TPH hints, which the device has no use for. */
+static struct ib_mr *rnic_reg_user_mr_dmah(struct ib_pd *ibpd, u64 start,
+					   u64 length, u64 virt, int access,
+					   struct ib_dmah *dmah,
+					   struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return rnic_reg_user_mr(ibpd, start, length, virt, access, udata);
+}
+#endif
 
 /*
  * Re-registration in place: the keys stay, so work requests and peers
@@ -1185,6 +1207,9 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.create_qp = rnic_create_qp,
 	.create_srq = rnic_create_srq,
 	.create_user_ah = rnic_create_ah,
+#ifdef RNIC_HAVE_CREATE_USER_CQ
+	.create_user_cq = rnic_create_cq,
+#endif
 	.dealloc_mw = rnic_dealloc_mw,
 	.dealloc_pd = rnic_dealloc_pd,
 	.dealloc_ucontext = rnic_dealloc_ucontext,
@@ -1219,10 +1244,18 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.query_port = rnic_query_port,
 	.query_qp = rnic_query_qp,
 	.query_srq = rnic_query_srq,
+#ifdef RNIC_HAVE_REG_USER_MR_DMAH
+	.reg_user_mr = rnic_reg_user_mr_dmah,
+#else
 	.reg_user_mr = rnic_reg_user_mr,
+#endif
 	.rereg_user_mr = rnic_rereg_user_mr,
 	.req_notify_cq = rnic_req_notify_cq,
+#ifdef RNIC_HAVE_RESIZE_USER_CQ
+	.resize_user_cq = rnic_resize_user_cq,
+#else
 	.resize_cq = rnic_resize_cq,
+#endif
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, rnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rnic_cq, ibcq),
