@@ -175,7 +175,7 @@ static void test_rc_send_tx(void *obj, void *data, QGuestAllocator *alloc)
     struct rnic_sge sge[2];
     struct rnic_cqe cqe;
     uint8_t payload[100];
-    Roce f, ack;
+    Roce f;
 
     rt_env_basic(&e, obj, data);
     rt_env_rc_qp(&e, RNIC_QPS_RTS);
@@ -202,11 +202,7 @@ static void test_rc_send_tx(void *obj, void *data, QGuestAllocator *alloc)
     /* not complete before the ACK */
     rt_assert_cq_empty(&e, &e.cq);
 
-    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN);
-    ack.ack_req = false;
-    ack.syndrome = AETH_ACK(0x1f);
-    ack.msn = 1;
-    rt_send_roce(&e, &ack);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
     g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xabcdef01);
     g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
@@ -225,7 +221,7 @@ static void test_rc_send_tx_inline(void *obj, void *data,
     struct rnic_send_wqe w;
     struct rnic_cqe cqe;
     uint8_t payload[48];
-    Roce f, ack;
+    Roce f;
 
     rt_env_basic(&e, obj, data);
     rt_env_rc_qp(&e, RNIC_QPS_RTS);
@@ -247,11 +243,7 @@ static void test_rc_send_tx_inline(void *obj, void *data,
     g_assert_cmphex(f.imm, ==, 0x11223344);
     g_assert_cmpmem(f.payload, f.payload_len, payload, sizeof(payload));
 
-    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN);
-    ack.ack_req = false;
-    ack.syndrome = AETH_ACK(0x1f);
-    ack.msn = 1;
-    rt_send_roce(&e, &ack);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
     g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
     g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 5);

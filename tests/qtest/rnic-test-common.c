@@ -395,6 +395,17 @@ void rt_send_roce(Env *e, const Roce *f)
     rt_sock_send(e->fd, buf, len);
 }
 
+void rt_send_ack(Env *e, uint32_t psn, uint32_t msn)
+{
+    Roce ack;
+
+    rt_roce_init(&ack, OPC_ACK, e->qp.qpn, psn);
+    ack.ack_req = false;
+    ack.syndrome = AETH_ACK(0x1f);
+    ack.msn = msn;
+    rt_send_roce(e, &ack);
+}
+
 /* ---- common set-up ---- */
 
 void rt_ipv4_gid(uint32_t ip, uint8_t gid[16])

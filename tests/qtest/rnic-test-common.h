@@ -147,6 +147,8 @@ void rt_assert_no_frame(Env *e, int timeout_ms);
 /* The next frame is an ACK (any credits) or exactly the NAK 'syndrome'. */
 void rt_expect_ack(Env *e, uint8_t syndrome, uint32_t psn);
 void rt_send_roce(Env *e, const Roce *f);
+/* The peer ACKs the env's QP up to @psn, MSN @msn, with full credits. */
+void rt_send_ack(Env *e, uint32_t psn, uint32_t msn);
 
 /* ---- common set-up ---- */
 
