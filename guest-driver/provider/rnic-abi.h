@@ -60,7 +60,8 @@ typedef uint64_t rnic_le64;
 #define RNIC_PCI_REVISION           0x01
 
 #define RNIC_MAGIC                  0x43494e52u /* "RNIC" read as LE32 */
-#define RNIC_ABI_MAJOR              1
+/* Major 2: 64-byte CQEs with a device timestamp. */
+#define RNIC_ABI_MAJOR              2
 #define RNIC_ABI_MINOR              0
 #define RNIC_ABI_VERSION            ((RNIC_ABI_MAJOR << 16) | RNIC_ABI_MINOR)
 
@@ -176,6 +177,13 @@ enum rnic_counter {
 #define RNIC_DB_CQ                  0x010   /* cqn | arm | ci */
 #define RNIC_DB_SRQ                 0x018   /* srqn | pi */
 #define RNIC_DB_EQ                  0x020   /* eqn | arm | ci, kernel page */
+/*
+ * RO, on every page: the device clock, in nanoseconds, read with one
+ * 8-byte access.  It is the clock CQE timestamps come from, so a program
+ * can relate them to "now" without a system call.
+ */
+#define RNIC_DB_CLOCK               0x040
+#define RNIC_CLOCK_KHZ              1000000     /* ticks are nanoseconds */
 
 #define RNIC_DB_QN_MASK             0x0000000000ffffffULL
 #define RNIC_DB_ARM                 (1ULL << 24)    /* CQ/EQ: event on next */
@@ -331,6 +339,7 @@ RNIC_SIZE_CHECK(struct rnic_device_attr, 160);
 #define RNIC_DEV_CAP_SRQ_RESIZE     (1u << 8)   /* RESIZE_SRQ */
 #define RNIC_DEV_CAP_FLUSH          (1u << 9)   /* RNIC_WR_FLUSH, both types */
 #define RNIC_DEV_CAP_ATOMIC_WRITE   (1u << 10)  /* RNIC_WR_ATOMIC_WRITE */
+#define RNIC_DEV_CAP_CLOCK          (1u << 12)  /* RNIC_DB_CLOCK, timestamps */
 
 enum rnic_port_state {
     RNIC_PORT_DOWN = 1,
@@ -889,7 +898,7 @@ enum rnic_wc_status {
     RNIC_WC_STATUS_MAX = 22,    /* consumers clamp anything above */
 };
 
-#define RNIC_CQE_SIZE               32
+#define RNIC_CQE_SIZE               64
 #define RNIC_CQ_MAX_LOG_SIZE        16
 
 #define RNIC_CQE_WITH_IMM           (1u << 0)
@@ -905,6 +914,8 @@ enum rnic_wc_status {
  * masked with (entries - 1) of the SQ or RQ it came from.  For an SRQ WQE
  * it is the low 16 bits of the free-running index, unmasked, because an
  * SRQ may be resized between the completion and its poll.
+ * timestamp is the device clock (RNIC_DB_CLOCK) when the device wrote the
+ * CQE; RESIZE_CQ carries it over unchanged.
  */
 struct rnic_cqe {
     rnic_le64 wr_id;
@@ -920,7 +931,10 @@ struct rnic_cqe {
     uint8_t flags;                  /* RNIC_CQE_* */
     uint8_t vendor_err;
     uint8_t net_type;               /* UD: enum rnic_net_type of the source */
-    uint8_t owner;
+    uint8_t rsvd_31;
+    rnic_le64 timestamp;            /* ns of the device clock */
+    uint8_t rsvd_40[23];
+    uint8_t owner;                  /* the last byte, written last */
 };
 RNIC_SIZE_CHECK(struct rnic_cqe, RNIC_CQE_SIZE);
 

@@ -286,6 +286,7 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
                               RNIC_DEV_CAP_ATOMIC | RNIC_DEV_CAP_FAST_REG |
                               RNIC_DEV_CAP_INLINE | RNIC_DEV_CAP_SRQ_RESIZE |
                               RNIC_DEV_CAP_FLUSH | RNIC_DEV_CAP_ATOMIC_WRITE |
+                              RNIC_DEV_CAP_CLOCK |
                               (s->prop.max_mw ? RNIC_DEV_CAP_MW : 0));
     a.max_mr_pages = cpu_to_le32(s->prop.max_mr_pages);
     a.max_host_mem_mb = cpu_to_le32(MIN(s->prop.max_host_mem / MiB,

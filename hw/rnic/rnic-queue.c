@@ -12,6 +12,7 @@
 #include "qemu/log.h"
 #include "qemu/bswap.h"
 #include "qemu/bitmap.h"
+#include "qemu/timer.h"
 #include "hw/pci/msix.h"
 #include "rnic.h"
 #include "trace.h"
@@ -136,6 +137,19 @@ static void rnic_eq_report_lost(RnicState *s, uint32_t eqn)
     }
 }
 
+/* ---- the device clock ---- */
+
+/*
+ * The virtual clock: it is monotonic (the host clock may be set back),
+ * stops while the VM is stopped, as the guest's own clocks do, is the
+ * clock of the device's ACK and RNR timers, and advances only under
+ * qtest's control, so tests can predict every timestamp.
+ */
+static uint64_t rnic_clock_ns(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
 /* ---- completion queues ---- */
 
 /* Re-reads the consumer's index from the dbrec page; true if room now. */
@@ -206,6 +220,7 @@ bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
     e.imm_inv = cpu_to_le32(in->imm_inv);
     e.src_qp = cpu_to_le32(in->src_qp);
     e.wqe_idx = cpu_to_le16(in->wqe_idx);
+    e.timestamp = cpu_to_le64(rnic_clock_ns());
     e.owner = 0;
     if (!rnic_ring_write(s, &cq->ring, cq->pi, 0, &e,
                          offsetof(struct rnic_cqe, owner))) {
@@ -220,7 +235,7 @@ bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
         return false;
     }
     trace_rnic_cq_post(cqn, cq->pi, in->qpn, in->opcode, in->status,
-                       in->wqe_idx);
+                       in->wqe_idx, le64_to_cpu(e.timestamp));
     cq->pi++;
     if (in->status != RNIC_WC_SUCCESS) {
         s->cnt[RNIC_CNT_CQE_ERR]++;
@@ -551,10 +566,19 @@ static void rnic_db_run(RnicState *s)
     }
 }
 
+/* The one readable doorbell register: the clock, on every page. */
 static uint64_t rnic_db_read(void *opaque, hwaddr addr, unsigned size)
 {
-    trace_rnic_ub_db_read(addr, size);
-    return 0;
+    uint32_t page = addr / RNIC_DB_PAGE_SIZE;
+    uint64_t now;
+
+    if (addr % RNIC_DB_PAGE_SIZE != RNIC_DB_CLOCK || size != 8) {
+        trace_rnic_ub_db_read(addr, size);
+        return 0;
+    }
+    now = rnic_clock_ns();
+    trace_rnic_db_clock(page, now);
+    return now;
 }
 
 static void rnic_db_write(void *opaque, hwaddr addr, uint64_t val,
@@ -601,6 +625,10 @@ static void rnic_db_write(void *opaque, hwaddr addr, uint64_t val,
         break;
     case RNIC_DB_EQ:
         rnic_db_eq(s, uctx, qn, val);
+        break;
+    case RNIC_DB_CLOCK:
+        trace_rnic_ub_db_ro(page, off);
+        RNIC_GUEST_ERR(s, "write to the read-only clock");
         break;
     default:
         trace_rnic_ub_db_offset(page, off);

@@ -520,6 +520,132 @@ static void test_srq_resize(void *obj, void *data, QGuestAllocator *alloc)
     rt_assert_cq_empty(&e, &e.cq);
 }
 
+/* ---- the device clock and CQE timestamps ---- */
+
+static uint64_t clock_read(QRnic *r, unsigned page)
+{
+    return qpci_io_readq(&r->dev, r->db,
+                         page * RNIC_DB_PAGE_SIZE + RNIC_DB_CLOCK);
+}
+
+/*
+ * The clock register reads the virtual clock, on every doorbell page and
+ * before the device is enabled.  Under qtest that clock moves only when
+ * the test steps it, so every value is known.  Other reads of a doorbell
+ * page read 0, and a write to the clock is a guest error that changes
+ * nothing.
+ */
+static void test_db_clock(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QTestState *qts;
+    struct rnic_device_attr da;
+    uint64_t now, before;
+    uint32_t uctx;
+
+    rt_env_init(&e, obj, data);
+    qts = qrnic_qts(e.r);
+    now = qtest_clock_step(qts, 1000);
+    g_assert_cmpuint(now, >=, 1000);
+    g_assert_cmpuint(clock_read(e.r, 0), ==, now);
+    g_assert_cmpuint(clock_read(e.r, 1), ==, now);
+    g_assert_cmpuint(clock_read(e.r, 0), ==, now);
+    now = qtest_clock_step(qts, 12345);
+    g_assert_cmpuint(clock_read(e.r, 0), ==, now);
+
+    /* Only an 8-byte read of the clock offset sees the clock. */
+    g_assert_cmphex(qpci_io_readl(&e.r->dev, e.r->db, RNIC_DB_CLOCK), ==, 0);
+    g_assert_cmphex(qpci_io_readl(&e.r->dev, e.r->db, RNIC_DB_CLOCK + 4),
+                    ==, 0);
+    g_assert_cmphex(qpci_io_readq(&e.r->dev, e.r->db, RNIC_DB_CLOCK + 8),
+                    ==, 0);
+    g_assert_cmphex(qpci_io_readq(&e.r->dev, e.r->db, RNIC_DB_SQ), ==, 0);
+
+    qrnic_enable(e.r);
+    g_assert_cmpuint(qrnic_query_device(e.r, &da), ==, RNIC_CMD_OK);
+    g_assert_cmphex(le32_to_cpu(da.cap_flags) & RNIC_DEV_CAP_CLOCK, ==,
+                    RNIC_DEV_CAP_CLOCK);
+    g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
+    before = rt_guest_errs(e.r);
+    qrnic_doorbell(e.r, 0, RNIC_DB_CLOCK, 0);
+    qrnic_doorbell(e.r, uctx, RNIC_DB_CLOCK, 1ull << 40);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
+    g_assert_cmpuint(clock_read(e.r, uctx), ==, now);
+    g_assert_cmpuint(clock_read(e.r, 0), ==, now);
+}
+
+/*
+ * Every CQE carries the clock at the moment the device wrote it: for a
+ * send, when its ACK arrived, not when it was posted; for a flushed WQE,
+ * when it was flushed.  Each lies between two reads of the clock, they
+ * increase as the clock does, and RESIZE_CQ carries them over unchanged.
+ */
+static void test_cqe_timestamp(void *obj, void *data,
+                               QGuestAllocator *alloc)
+{
+    Env e;
+    QTestState *qts;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    struct rnic_qp_attr a;
+    uint64_t t0, t1, now, prev;
+    uint32_t moved = 0;
+    Roce f;
+    unsigned i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    qts = qrnic_qts(e.r);
+    t0 = clock_read(e.r, 0);
+
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    /* 250 us: far from the ACK timeout and the tail-loss probe */
+    now = qtest_clock_step(qts, 250 * 1000);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.rsvd_31, ==, 0);
+    g_assert_cmpuint(le64_to_cpu(cqe.timestamp), >, t0);
+    g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
+    prev = now;
+
+    rt_attr_for(&a, RNIC_QPS_ERR);
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, RNIC_QP_ATTR_STATE, &a),
+                     ==, RNIC_CMD_OK);
+    for (i = 0; i < 3; i++) {
+        now = qtest_clock_step(qts, 1000 + i);
+        flush_sends(&e, 10 + i, 1);
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 10 + i);
+        g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
+        g_assert_cmpuint(le64_to_cpu(cqe.timestamp), >, prev);
+        prev = le64_to_cpu(cqe.timestamp);
+    }
+    t1 = clock_read(e.r, 0);
+    g_assert_cmpuint(prev, <=, t1);
+
+    /* Written at 'now', moved 5 us later: still 'now'. */
+    now = qtest_clock_step(qts, 777);
+    flush_sends(&e, 20, 2);
+    qrnic_settle(e.r);
+    qtest_clock_step(qts, 5000);
+    g_assert_cmpuint(qrnic_resize_cq(e.r, &e.cq, 4, &moved), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(moved, ==, 2);
+    for (i = 0; i < 2; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 20 + i);
+        g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
+    }
+    rt_assert_cq_empty(&e, &e.cq);
+}
+
 /* ---- registration ---- */
 
 static void register_rnic_db_test(void)
@@ -535,6 +661,8 @@ static void register_rnic_db_test(void)
     rt_add("db-eq-bad", test_db_eq_bad);
     rt_add("cq-resize", test_cq_resize);
     rt_add("srq-resize", test_srq_resize);
+    rt_add("db-clock", test_db_clock);
+    rt_add("cqe-timestamp", test_cqe_timestamp);
 }
 
 libqos_init(register_rnic_db_test);
