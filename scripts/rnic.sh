@@ -12,6 +12,7 @@
 #   ./scripts/rnic.sh fuzz [SECONDS [TARGET]]  libFuzzer (clang, ASan, UBSan) on
 #                                   rnic: generic-fuzz (default) or rnic-wire
 #   ./scripts/rnic.sh kmod-host       build the kernel module against Debian 12's headers
+#   ./scripts/rnic.sh dkms-check      build it with dkms for 6.1, trixie's 6.12 and the newest
 #   ./scripts/rnic.sh deps|fetch|qemu|rdma-core|image   single stages
 #
 # Everything fetched or built lives in .cache/ of this checkout; each stage
@@ -164,8 +165,15 @@ meson_setup() {
     timeout 1800 ninja -C "$MESON_BUILD"
 }
 
+# The trixie chroot and kernel headers the dkms-kernels test builds against
+# (scripts/dkms-check.sh, in .cache/dkms-check).
+do_fetch_dkms() {
+    run_step "kernel headers for the dkms check" dkms-fetch "$RNIC_ROOT/scripts/dkms-check.sh" fetch
+}
+
 cmd_test() {
     do_build
+    do_fetch_dkms
     run_step "meson setup" meson-setup meson_setup
     note "running the test suites (meson test $*)"
     rm -f "$MESON_BUILD/meson-logs/testlog.json"
@@ -189,7 +197,7 @@ cmd_test() {
 }
 
 usage() {
-    sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -202,11 +210,12 @@ main() {
         fuzz) cmd_fuzz "$@" ;;
         build) do_build ;;
         deps) do_deps ;;
-        fetch) do_deps; do_fetch_qemu; do_fetch_rdma_core ;;
+        fetch) do_deps; do_fetch_qemu; do_fetch_rdma_core; do_fetch_dkms ;;
         qemu) do_deps; do_qemu ;;
         rdma-core) do_deps; do_rdma_core ;;
         image) do_deps; do_rdma_core; do_image ;;
         kmod-host) do_deps; run_step "kernel module host build (Debian 12 headers)" kmod-host step_kmod_host ;;
+        dkms-check) do_deps; run_fg dkms-check "$RNIC_ROOT/scripts/dkms-check.sh" || exit 1 ;;
         vm) run_fg vm vmlaunch "$@" ;;
         -h|--help|help|"") usage ;;
         *) usage >&2; exit 2 ;;

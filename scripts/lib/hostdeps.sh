@@ -23,14 +23,15 @@ SRC
 }
 
 # Packages for building QEMU, rdma-core and the guest image, and for
-# running the VMs and the test suite.
+# running the VMs and the test suite (dkms and debootstrap: the dkms-kernels
+# test, scripts/dkms-check.sh).
 RNIC_HOST_PACKAGES="
     git ca-certificates dpkg-dev xz-utils zstd rsync
     gcc g++ gcc-multilib make pkg-config ninja-build cmake flex bison
     python3 python3-venv python3-matplotlib
     libglib2.0-dev libpixman-1-dev zlib1g-dev libdeflate-dev libslirp-dev libfdt-dev
     libnl-3-dev libnl-route-3-dev libudev-dev sparse
-    debootstrap debian-archive-keyring e2fsprogs
+    debootstrap debian-archive-keyring e2fsprogs dkms
     seabios ipxe-qemu
 "
 
