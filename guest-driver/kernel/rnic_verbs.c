@@ -241,6 +241,11 @@ static int rnic_query_device(struct ib_device *ibdev,
 	if (caps & RNIC_DEV_CAP_ATOMIC_WRITE)
 		a->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 #endif
+	/* CQE timestamps: 64-bit nanoseconds, never wrapping in practice. */
+	if (caps & RNIC_DEV_CAP_CLOCK) {
+		a->hca_core_clock = RNIC_CLOCK_KHZ;
+		a->timestamp_mask = U64_MAX;
+	}
 	return 0;
 }
 
@@ -648,7 +653,10 @@ static int rnic_create_cq_udata(struct ib_cq *ibcq,
 	u32 entries;
 	int err;
 
-	if (attr->flags)
+	/* Every CQE has its timestamp; only the provider reads it. */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION ||
+	    (attr->flags && !(le32_to_cpu(dev->hw.cap_flags) &
+			      RNIC_DEV_CAP_CLOCK)))
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe >= rnic_max_cqe(dev))
 		return -EINVAL;

@@ -179,6 +179,7 @@ static const struct verbs_context_ops rnic_ctx_ops = {
 	.query_device_ex = rnic_query_device,
 	.query_port = rnic_query_port,
 	.query_qp = rnic_query_qp,
+	.query_rt_values = rnic_query_rt_values,
 	.query_srq = rnic_query_srq,
 	.reg_mr = rnic_reg_mr,
 	.req_notify_cq = rnic_req_notify_cq,
@@ -202,6 +203,7 @@ static int rnic_load_limits(struct rnic_context *ctx)
 	ctx->max_cqe = attr.orig_attr.max_cqe;
 	ctx->max_srq_wr = attr.orig_attr.max_srq_wr;
 	ctx->max_srq_sge = attr.orig_attr.max_srq_sge;
+	ctx->has_clock = attr.hca_core_clock != 0;
 	/* uverbs reports min(send, recv) SGEs; the send limit came with the
 	 * context. */
 	ctx->max_recv_sge = min_t(uint32_t, attr.orig_attr.max_sge,
@@ -253,8 +255,9 @@ static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 	if (rnic_load_limits(ctx))
 		goto err;
 
-	ctx->db = mmap(NULL, RNIC_DB_PAGE_SIZE, PROT_WRITE, MAP_SHARED, cmd_fd,
-		       resp.drv.db_mmap_key);
+	/* Readable too: the page holds the device clock (RNIC_DB_CLOCK). */
+	ctx->db = mmap(NULL, RNIC_DB_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, cmd_fd, resp.drv.db_mmap_key);
 	if (ctx->db == MAP_FAILED) {
 		verbs_err(&ctx->ibv_ctx, "doorbell mmap failed: %s\n",
 			  strerror(errno));

@@ -108,6 +108,7 @@ struct rnic_context {
 	uint32_t max_cqe;
 	uint32_t max_srq_wr;
 	uint32_t max_srq_sge;
+	bool has_clock;			/* RNIC_DB_CLOCK and CQE timestamps */
 
 	pthread_mutex_t qp_table_mutex;
 	struct rnic_qp **qp_table[RNIC_QP_TABLE_SIZE];
@@ -125,6 +126,11 @@ struct rnic_cq {
 	uint32_t ci;			/* free-running consumer index */
 	/* Extended polling: the completion start/next_poll last parsed. */
 	struct ibv_wc cur;
+	/*
+	 * The timestamp of the last CQE parsed; a completion we make up for
+	 * a dead device keeps it, since the device can no longer tell.
+	 */
+	uint64_t cur_ts;
 };
 
 /* One work queue as the provider sees it; indices are free-running. */
@@ -212,6 +218,7 @@ int rnic_query_device(struct ibv_context *ctx,
 		      struct ibv_device_attr_ex *attr, size_t attr_size);
 int rnic_query_port(struct ibv_context *ctx, uint8_t port,
 		    struct ibv_port_attr *attr);
+int rnic_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx);
 int rnic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *rnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,

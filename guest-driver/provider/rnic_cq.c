@@ -18,8 +18,16 @@
 
 #include "rnic.h"
 
-/* What an extended CQ can report: the device has no clock and no tags. */
-#define RNIC_CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+/*
+ * What an extended CQ can report: no tags, and timestamps of the device
+ * clock but not wall-clock ones: that clock runs with the VM, in no fixed
+ * relation to the guest's real time.
+ */
+static uint64_t rnic_cq_ex_wc_flags(const struct rnic_context *ctx)
+{
+	return IBV_WC_STANDARD_FLAGS |
+	       (ctx->has_clock ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP : 0);
+}
 
 /* A ring for at least 'cqe' CQEs, into cq's ring fields; an errno. */
 static int rnic_cq_ring_alloc(struct rnic_context *ctx, int cqe,
@@ -436,8 +444,10 @@ static int rnic_cq_next_wc(struct rnic_context *ctx, struct rnic_cq *cq,
 		udma_from_device_barrier();
 		memcpy(&cqe, hw, sizeof(cqe));
 		cq->ci++;
-		if (rnic_parse_cqe(ctx, cq, &cqe, wc))
+		if (rnic_parse_cqe(ctx, cq, &cqe, wc)) {
+			cq->cur_ts = le64toh(cqe.timestamp);
 			return 0;
+		}
 	}
 }
 
@@ -589,6 +599,11 @@ RNIC_CQX_READER(slid, uint32_t, slid)
 RNIC_CQX_READER(sl, uint8_t, sl)
 RNIC_CQX_READER(dlid_path_bits, uint8_t, dlid_path_bits)
 
+static uint64_t rnic_cqx_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_rcq(cqx)->cur_ts;
+}
+
 struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr)
 {
@@ -600,7 +615,7 @@ struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ibctx,
 	int ret;
 
 	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS ||
-	    attr->wc_flags & ~RNIC_CQ_EX_WC_FLAGS) {
+	    attr->wc_flags & ~rnic_cq_ex_wc_flags(ctx)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -646,6 +661,8 @@ struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ibctx,
 		cqx->read_sl = rnic_cqx_read_sl;
 	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		cqx->read_dlid_path_bits = rnic_cqx_read_dlid_path_bits;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cqx->read_completion_ts = rnic_cqx_read_completion_ts;
 	return cqx;
 err:
 	rnic_cq_free(cq);

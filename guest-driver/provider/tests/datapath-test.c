@@ -31,6 +31,7 @@ static struct rnic_context *ctx;
 static struct rnic_cq *cq;
 static struct rnic_qp *qp;
 static uint32_t dev_cq_pi;		/* CQEs the fake device has written */
+static uint64_t dev_ts;			/* and the timestamp it gives them */
 
 static uint64_t db_read(unsigned int offset)
 {
@@ -52,6 +53,7 @@ static void dev_cqe(uint32_t qpn, uint16_t slot, uint8_t opcode,
 	e->wqe_idx = htole16(slot);
 	e->opcode = opcode;
 	e->status = status;
+	e->timestamp = htole64(dev_ts);
 	e->owner = !((dev_cq_pi >> cq->log_size) & 1);
 	dev_cq_pi++;
 }
@@ -399,6 +401,49 @@ static void test_cq_clean(void)
 }
 
 /*
+ * The device clock on the doorbell page, and each CQE's timestamp kept for
+ * read_completion_ts; a completion made up for a dead CQ keeps the last
+ * timestamp the device wrote.
+ */
+static void test_clock(void)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_context *ibctx = &ctx->ibv_ctx.context;
+	uint64_t now = 0x123456789abcull, le = htole64(now);
+	struct ibv_wc wc[2];
+
+	CHECK(rnic_query_rt_values(ibctx, &v) == EOPNOTSUPP);
+	ctx->has_clock = true;
+	memcpy((uint8_t *)ctx->db + RNIC_DB_CLOCK, &le, sizeof(le));
+	CHECK(rnic_query_rt_values(ibctx, &v) == 0);
+	CHECK(v.comp_mask == IBV_VALUES_MASK_RAW_CLOCK &&
+	      v.raw_clock.tv_sec == 0 && v.raw_clock.tv_nsec == (long)now);
+	v.comp_mask = 1u << 5;
+	CHECK(rnic_query_rt_values(ibctx, &v) == EINVAL);
+	v.comp_mask = 0;
+	CHECK(rnic_query_rt_values(ibctx, &v) == 0 && v.comp_mask == 0);
+
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 2, wc) == 0);
+	qp->sq.head = qp->sq.tail = 0;
+	qp->sq.head = 2;
+	dev_ts = now + 1;
+	dev_cqe(QPN, 0, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 2, wc) == 1 && cq->cur_ts == now + 1);
+	dev_ts = now + 2;
+	dev_cqe(QPN, 1, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 2, wc) == 1 && cq->cur_ts == now + 2);
+	qp->sq.wr_id[2] = 7;
+	qp->sq.head = 3;
+	cq->dbrec->state = htole32(RNIC_CQ_DBREC_DEAD);
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 2, wc) == 1 && wc[0].wr_id == 7 &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR && cq->cur_ts == now + 2);
+	cq->dbrec->state = 0;
+	qp->sq.head = qp->sq.tail = 0;
+	ctx->has_clock = false;
+	dev_ts = 0;
+}
+
+/*
  * A CQ the kernel marked dead (device removed or failed): CQEs already in
  * the ring come first, then every outstanding SQ and RQ WQE of the QPs on
  * the CQ completes as WR_FLUSH_ERR with its own wr_id, then nothing.
@@ -448,6 +493,7 @@ int main(void)
 	test_state();
 	test_inline_cap();
 	test_cq_clean();
+	test_clock();
 	test_dead_cq();
 	if (failures) {
 		fprintf(stderr, "datapath-test: %d failure(s)\n", failures);
