@@ -13,4 +13,5 @@ echo 128 > /proc/sys/vm/nr_hugepages
 ulimit -l unlimited
 rnic-pyverbs --skips /opt/rnic/bin/rnic-pyverbs-skips.txt \
     --extra /opt/rnic/bin/test_rnic_srq_resize.py \
+    --extra /opt/rnic/bin/test_rnic_timestamp.py \
     "$RNIC_IBDEV:$RNIC_GID_INDEX" "$RNIC_RXE_IBDEV:$RNIC_RXE_GID_INDEX"
