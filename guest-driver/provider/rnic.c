@@ -32,73 +32,124 @@ static_assert(offsetof(struct rnic_create_srq_resp, drv) ==
 static_assert(offsetof(struct rnic_create_ah_resp, drv) ==
 	      sizeof(struct ib_uverbs_create_ah_resp), "create_ah resp");
 
-/* Ring memory: page aligned, zeroed, and kept out of fork()ed children. */
-void *rnic_alloc_ring(size_t size)
+/*
+ * Ring memory: page aligned and zeroed.  A parent domain's allocator gives it
+ * when the object was created in one that has allocators and the allocator
+ * does not defer to us; our own is also kept out of fork()ed children.
+ */
+int rnic_alloc_ring(struct ibv_pd *ibpd, struct rnic_ring_mem *mem)
 {
+	struct rnic_pd *pd = ibpd ? to_rpd(ibpd) : NULL;
 	void *buf;
 
-	size = align(size, RNIC_PAGE_SIZE);
-	if (posix_memalign(&buf, RNIC_PAGE_SIZE, size))
-		return NULL;
-	memset(buf, 0, size);
-	if (ibv_dontfork_range(buf, size)) {
-		free(buf);
-		return NULL;
+	mem->size = align(mem->size, RNIC_PAGE_SIZE);
+	mem->owner = NULL;
+	if (pd && pd->alloc) {
+		buf = pd->alloc(ibpd, pd->pd_context, mem->size,
+				RNIC_PAGE_SIZE, mem->type);
+		if (buf != IBV_ALLOCATOR_USE_DEFAULT) {
+			if (!buf)
+				return ENOMEM;
+			if ((uintptr_t)buf & (RNIC_PAGE_SIZE - 1)) {
+				/* The device addresses rings by whole pages. */
+				pd->free(ibpd, pd->pd_context, buf, mem->type);
+				return EINVAL;
+			}
+			memset(buf, 0, mem->size);
+			mem->owner = pd;
+			mem->buf = buf;
+			return 0;
+		}
 	}
-	return buf;
+	if (posix_memalign(&buf, RNIC_PAGE_SIZE, mem->size))
+		return ENOMEM;
+	memset(buf, 0, mem->size);
+	if (ibv_dontfork_range(buf, mem->size)) {
+		free(buf);
+		return ENOMEM;
+	}
+	mem->buf = buf;
+	return 0;
 }
 
-void rnic_free_ring(void *buf, size_t size)
+void rnic_free_ring(struct rnic_ring_mem *mem)
 {
-	if (!buf)
+	struct rnic_pd *pd = mem->owner;
+
+	if (!mem->buf)
 		return;
-	ibv_dofork_range(buf, align(size, RNIC_PAGE_SIZE));
-	free(buf);
+	if (pd) {
+		pd->free(&pd->ibv_pd, pd->pd_context, mem->buf, mem->type);
+	} else {
+		ibv_dofork_range(mem->buf, mem->size);
+		free(mem->buf);
+	}
+	mem->buf = NULL;
 }
 
-int rnic_wq_init(struct rnic_wq *wq, unsigned int log_size,
-		 unsigned int wqe_size, uint32_t max_sge, bool srq)
+static inline struct rnic_ring_mem rnic_wq_mem(struct rnic_wq *wq)
+{
+	return (struct rnic_ring_mem){ .buf = wq->buf, .size = wq->buf_size,
+				       .owner = wq->buf_owner, .type = wq->type };
+}
+
+int rnic_wq_init(struct rnic_wq *wq, struct ibv_pd *pd,
+		 enum rnic_res_type type, unsigned int log_size,
+		 unsigned int wqe_size, uint32_t max_sge)
 {
 	uint32_t entries = 1u << log_size;
+	struct rnic_ring_mem mem = { .type = type };
+	int ret = ENOMEM;
 
 	memset(wq, 0, sizeof(*wq));
+	wq->pd = pd;
 	wq->log_size = log_size;
 	wq->wqe_size = wqe_size;
 	wq->max_sge = max_sge;
-	wq->buf_size = align((size_t)entries * wqe_size, RNIC_PAGE_SIZE);
+	wq->type = type;
 	wq->wr_id = calloc(entries, sizeof(*wq->wr_id));
 	if (!wq->wr_id)
 		return ENOMEM;
-	if (srq) {
+	if (type == RNIC_RES_TYPE_SRQ) {
 		wq->busy = calloc(entries, sizeof(*wq->busy));
 		if (!wq->busy)
 			goto err;
 	}
-	wq->buf = rnic_alloc_ring(wq->buf_size);
-	if (!wq->buf)
+	mem.size = (size_t)entries * wqe_size;
+	ret = rnic_alloc_ring(pd, &mem);
+	if (ret)
 		goto err;
+	wq->buf = mem.buf;
+	wq->buf_size = mem.size;
+	wq->buf_owner = mem.owner;
 	if (pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE)) {
-		rnic_free_ring(wq->buf, wq->buf_size);
+		rnic_free_ring(&mem);
+		wq->buf = NULL;
+		ret = ENOMEM;
 		goto err;
 	}
+	rnic_pd_get(pd);
 	return 0;
 err:
 	free(wq->busy);
 	free(wq->wr_id);
 	wq->busy = NULL;
 	wq->wr_id = NULL;
-	return ENOMEM;
+	return ret;
 }
 
 void rnic_wq_destroy(struct rnic_wq *wq)
 {
+	struct rnic_ring_mem mem = rnic_wq_mem(wq);
+
 	if (!wq->buf)
 		return;
 	pthread_spin_destroy(&wq->lock);
-	rnic_free_ring(wq->buf, wq->buf_size);
+	rnic_free_ring(&mem);
 	free(wq->busy);
 	free(wq->wr_id);
 	wq->buf = NULL;
+	rnic_pd_put(wq->pd);
 }
 
 /*
@@ -152,6 +203,7 @@ static void rnic_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops rnic_ctx_ops = {
 	.alloc_mw = rnic_alloc_mw,
+	.alloc_parent_domain = rnic_alloc_parent_domain,
 	.alloc_pd = rnic_alloc_pd,
 	.attach_mcast = rnic_attach_mcast,
 	.bind_mw = rnic_bind_mw,

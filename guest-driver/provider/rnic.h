@@ -6,6 +6,7 @@
 #define RNIC_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,11 +115,49 @@ struct rnic_context {
 	struct rnic_qp **qp_table[RNIC_QP_TABLE_SIZE];
 };
 
+/*
+ * A protection domain, or a parent domain over one.  A parent domain shares
+ * its protection domain's kernel handle, so every command that names it acts
+ * on the protection domain; what it adds are the allocators that ring memory
+ * of the objects created in it comes from.
+ */
+struct rnic_pd {
+	struct ibv_pd ibv_pd;
+	struct rnic_pd *protection_domain;	/* NULL: this is one */
+	atomic_int refcount;		/* parent domains, custom rings */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+};
+
+/*
+ * The resource_type a parent domain's allocator is called with: which ring
+ * is being allocated.
+ */
+enum rnic_res_type {
+	RNIC_RES_TYPE_SQ = 1,
+	RNIC_RES_TYPE_RQ,
+	RNIC_RES_TYPE_SRQ,
+	RNIC_RES_TYPE_CQ,
+};
+
+/* Ring memory and where it came from, so that it goes back there. */
+struct rnic_ring_mem {
+	void *buf;
+	size_t size;
+	struct rnic_pd *owner;		/* parent domain whose allocator gave it */
+	enum rnic_res_type type;
+};
+
 struct rnic_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
 	void *buf;			/* dbrec page, then the CQEs */
 	size_t buf_size;
+	struct rnic_pd *buf_owner;	/* see struct rnic_ring_mem */
+	struct rnic_pd *parent_domain;	/* the CQ's, for a resize */
 	struct rnic_cq_dbrec *dbrec;
 	struct rnic_cqe *cqes;
 	uint32_t cqn;
@@ -138,6 +177,9 @@ struct rnic_wq {
 	pthread_spinlock_t lock;
 	void *buf;
 	size_t buf_size;
+	struct rnic_pd *buf_owner;	/* see struct rnic_ring_mem */
+	struct ibv_pd *pd;		/* held while the WQ lives */
+	enum rnic_res_type type;
 	unsigned int log_size;
 	unsigned int wqe_size;
 	uint32_t head;			/* next index to post */
@@ -207,6 +249,35 @@ static inline struct rnic_srq *to_rsrq(struct ibv_srq *ibsrq)
 	return container_of(ibsrq, struct rnic_srq, vsrq.srq);
 }
 
+static inline struct rnic_pd *to_rpd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct rnic_pd, ibv_pd);
+}
+
+/* The protection domain a PD or parent domain stands for. */
+static inline struct rnic_pd *rnic_pd_base(struct ibv_pd *ibpd)
+{
+	struct rnic_pd *pd = to_rpd(ibpd);
+
+	return pd->protection_domain ? pd->protection_domain : pd;
+}
+
+/*
+ * A parent domain stays allocated while an object created in it lives: its
+ * allocator owns their rings and a resize allocates again.
+ */
+static inline void rnic_pd_get(struct ibv_pd *ibpd)
+{
+	if (ibpd && to_rpd(ibpd)->protection_domain)
+		atomic_fetch_add(&to_rpd(ibpd)->refcount, 1);
+}
+
+static inline void rnic_pd_put(struct ibv_pd *ibpd)
+{
+	if (ibpd && to_rpd(ibpd)->protection_domain)
+		atomic_fetch_sub(&to_rpd(ibpd)->refcount, 1);
+}
+
 static inline struct rnic_ah *to_rah(struct ibv_ah *ibah)
 {
 	return container_of(ibah, struct rnic_ah, ibv_ah);
@@ -220,6 +291,8 @@ int rnic_query_port(struct ibv_context *ctx, uint8_t port,
 		    struct ibv_port_attr *attr);
 int rnic_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx);
+struct ibv_pd *rnic_alloc_parent_domain(struct ibv_context *ctx,
+					struct ibv_parent_domain_init_attr *attr);
 int rnic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *rnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 			   uint64_t hca_va, int access);
@@ -291,10 +364,11 @@ int rnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
 
 /* Shared helpers. */
-void *rnic_alloc_ring(size_t size);
-void rnic_free_ring(void *buf, size_t size);
-int rnic_wq_init(struct rnic_wq *wq, unsigned int log_size,
-		 unsigned int wqe_size, uint32_t max_sge, bool srq);
+int rnic_alloc_ring(struct ibv_pd *pd, struct rnic_ring_mem *mem);
+void rnic_free_ring(struct rnic_ring_mem *mem);
+int rnic_wq_init(struct rnic_wq *wq, struct ibv_pd *pd,
+		 enum rnic_res_type type, unsigned int log_size,
+		 unsigned int wqe_size, uint32_t max_sge);
 void rnic_wq_destroy(struct rnic_wq *wq);
 int rnic_build_recv_wqe(struct rnic_wq *wq, struct ibv_recv_wr *wr);
 void rnic_ring_db(struct rnic_context *ctx, unsigned int offset, uint32_t qn,

@@ -33,7 +33,9 @@ static uint64_t rnic_cq_ex_wc_flags(const struct rnic_context *ctx)
 static int rnic_cq_ring_alloc(struct rnic_context *ctx, int cqe,
 			      struct rnic_cq *cq)
 {
+	struct rnic_ring_mem mem = { .type = RNIC_RES_TYPE_CQ };
 	unsigned int log_size;
+	int ret;
 
 	if (cqe <= 0 || (uint32_t)cqe > ctx->max_cqe)
 		return EINVAL;
@@ -42,20 +44,36 @@ static int rnic_cq_ring_alloc(struct rnic_context *ctx, int cqe,
 	if (log_size > RNIC_CQ_MAX_LOG_SIZE)
 		return EINVAL;
 	cq->log_size = log_size;
-	cq->buf_size = align(RNIC_CQ_DBREC_PAGE_SIZE +
-				     ((size_t)RNIC_CQE_SIZE << log_size),
-			     RNIC_PAGE_SIZE);
-	cq->buf = rnic_alloc_ring(cq->buf_size);
-	if (!cq->buf)
-		return ENOMEM;
+	mem.size = RNIC_CQ_DBREC_PAGE_SIZE + ((size_t)RNIC_CQE_SIZE << log_size);
+	ret = rnic_alloc_ring(cq->parent_domain ?
+			      &cq->parent_domain->ibv_pd : NULL, &mem);
+	if (ret)
+		return ret;
+	cq->buf = mem.buf;
+	cq->buf_size = mem.size;
+	cq->buf_owner = mem.owner;
 	cq->dbrec = cq->buf;
 	cq->cqes = (struct rnic_cqe *)((uint8_t *)cq->buf +
 				       RNIC_CQ_DBREC_PAGE_SIZE);
 	return 0;
 }
 
-/* The CQ buffer and bookkeeping; the caller creates the kernel object. */
-static struct rnic_cq *rnic_cq_alloc(struct rnic_context *ctx, int cqe)
+static void rnic_cq_ring_free(struct rnic_cq *cq)
+{
+	struct rnic_ring_mem mem = { .buf = cq->buf, .size = cq->buf_size,
+				     .owner = cq->buf_owner,
+				     .type = RNIC_RES_TYPE_CQ };
+
+	rnic_free_ring(&mem);
+	cq->buf = NULL;
+}
+
+/*
+ * The CQ buffer and bookkeeping; the caller creates the kernel object.
+ * parent_domain, if any, allocates the ring.
+ */
+static struct rnic_cq *rnic_cq_alloc(struct rnic_context *ctx, int cqe,
+				     struct rnic_pd *parent_domain)
 {
 	struct rnic_cq *cq;
 	int ret;
@@ -70,7 +88,10 @@ static struct rnic_cq *rnic_cq_alloc(struct rnic_context *ctx, int cqe)
 		errno = ENOMEM;
 		return NULL;
 	}
+	cq->parent_domain = parent_domain;
 	ret = rnic_cq_ring_alloc(ctx, cqe, cq);
+	if (!ret && parent_domain)
+		rnic_pd_get(&parent_domain->ibv_pd);
 	if (ret) {
 		pthread_spin_destroy(&cq->lock);
 		free(cq);
@@ -82,7 +103,9 @@ static struct rnic_cq *rnic_cq_alloc(struct rnic_context *ctx, int cqe)
 
 static void rnic_cq_free(struct rnic_cq *cq)
 {
-	rnic_free_ring(cq->buf, cq->buf_size);
+	rnic_cq_ring_free(cq);
+	if (cq->parent_domain)
+		rnic_pd_put(&cq->parent_domain->ibv_pd);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 }
@@ -120,7 +143,7 @@ struct ibv_cq *rnic_create_cq(struct ibv_context *ibctx, int cqe,
 	struct rnic_cq *cq;
 	int ret;
 
-	cq = rnic_cq_alloc(ctx, cqe);
+	cq = rnic_cq_alloc(ctx, cqe, NULL);
 	if (!cq)
 		return NULL;
 	rnic_cq_fill_cmd(cq, &cmd.drv);
@@ -151,7 +174,7 @@ int rnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct rnic_cq *cq = to_rcq(ibcq);
 	struct rnic_resize_cq_resp resp = {};
 	struct rnic_resize_cq_cmd cmd = {};
-	struct rnic_cq nr = {};
+	struct rnic_cq nr = { .parent_domain = cq->parent_domain };
 	int ret;
 
 	ret = rnic_cq_ring_alloc(ctx, cqe, &nr);
@@ -172,12 +195,13 @@ int rnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	}
 	if (ret) {
 		pthread_spin_unlock(&cq->lock);
-		rnic_free_ring(nr.buf, nr.buf_size);
+		rnic_cq_ring_free(&nr);
 		return ret;
 	}
-	rnic_free_ring(cq->buf, cq->buf_size);
+	rnic_cq_ring_free(cq);
 	cq->buf = nr.buf;
 	cq->buf_size = nr.buf_size;
+	cq->buf_owner = nr.buf_owner;
 	cq->dbrec = nr.dbrec;
 	cq->cqes = nr.cqes;
 	cq->log_size = nr.log_size;
@@ -610,14 +634,25 @@ struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ibctx,
 	struct rnic_context *ctx = to_rctx(ibctx);
 	struct rnic_create_cq_ex_resp resp = {};
 	struct rnic_create_cq_ex_cmd cmd = {};
+	struct rnic_pd *parent_domain = NULL;
 	struct ibv_cq_ex *cqx;
 	struct rnic_cq *cq;
 	int ret;
 
-	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS ||
+	if (attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				IBV_CQ_INIT_ATTR_MASK_PD) ||
 	    attr->wc_flags & ~rnic_cq_ex_wc_flags(ctx)) {
 		errno = EOPNOTSUPP;
 		return NULL;
+	}
+	/* A CQ has no protection domain: only a parent domain means something. */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		if (!attr->parent_domain ||
+		    !to_rpd(attr->parent_domain)->protection_domain) {
+			errno = EINVAL;
+			return NULL;
+		}
+		parent_domain = to_rpd(attr->parent_domain);
 	}
 	/* Single-threaded use is only a hint; overrun ignoring is not ours. */
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
@@ -625,7 +660,7 @@ struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	cq = rnic_cq_alloc(ctx, attr->cqe);
+	cq = rnic_cq_alloc(ctx, attr->cqe, parent_domain);
 	if (!cq)
 		return NULL;
 	rnic_cq_fill_cmd(cq, &cmd.drv);

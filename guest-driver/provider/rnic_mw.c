@@ -67,9 +67,11 @@ int rnic_wqe_set_bind(struct rnic_qp *qp, struct rnic_send_wqe *wqe,
 {
 	unsigned int access = bi->mw_access_flags & ~IBV_ACCESS_LOCAL_WRITE;
 
-	if (!mw || mw->pd != qp->vqp.qp.pd || access & ~RNIC_MW_ACCESS)
+	if (!mw || rnic_pd_base(mw->pd) != rnic_pd_base(qp->vqp.qp.pd) ||
+	    access & ~RNIC_MW_ACCESS)
 		return EINVAL;
-	if (bi->length && (!bi->mr || bi->mr->pd != mw->pd))
+	if (bi->length &&
+	    (!bi->mr || rnic_pd_base(bi->mr->pd) != rnic_pd_base(mw->pd)))
 		return EINVAL;
 	/* Only the key byte may change: the rest names the window. */
 	if ((rkey & ~0xffu) != (mw->rkey & ~0xffu))

@@ -195,14 +195,15 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 	qp->recv_cq = to_rcq(attr->recv_cq);
 	qp->srq = attr->srq ? to_rsrq(attr->srq) : NULL;
 
-	ret = rnic_wq_init(&qp->sq, sq_log, RNIC_SQ_WQE_SIZE,
-			   max_t(uint32_t, attr->cap.max_send_sge, 1), false);
+	ret = rnic_wq_init(&qp->sq, attr->pd, RNIC_RES_TYPE_SQ, sq_log,
+			   RNIC_SQ_WQE_SIZE,
+			   max_t(uint32_t, attr->cap.max_send_sge, 1));
 	if (ret)
 		goto err_free;
 	if (!qp->srq) {
-		ret = rnic_wq_init(&qp->rq, rq_log, RNIC_RQ_WQE_SIZE,
-				   max_t(uint32_t, attr->cap.max_recv_sge, 1),
-				   false);
+		ret = rnic_wq_init(&qp->rq, attr->pd, RNIC_RES_TYPE_RQ,
+				   rq_log, RNIC_RQ_WQE_SIZE,
+				   max_t(uint32_t, attr->cap.max_recv_sge, 1));
 		if (ret)
 			goto err_sq;
 	}

@@ -50,8 +50,8 @@ struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = rnic_wq_init(&srq->wq, log_size, RNIC_RQ_WQE_SIZE,
-			   max_t(uint32_t, attr->attr.max_sge, 1), true);
+	ret = rnic_wq_init(&srq->wq, pd, RNIC_RES_TYPE_SRQ, log_size,
+			   RNIC_RQ_WQE_SIZE, max_t(uint32_t, attr->attr.max_sge, 1));
 	if (ret)
 		goto err_free;
 
@@ -89,7 +89,11 @@ static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
 	uint32_t entries = 1u << log_size;
 	uint32_t omask = (1u << wq->log_size) - 1;
 	uint32_t nmask = entries - 1;
-	size_t buf_size = align((size_t)entries * wq->wqe_size, RNIC_PAGE_SIZE);
+	struct rnic_ring_mem mem = {
+		.size = (size_t)entries * wq->wqe_size,
+		.type = RNIC_RES_TYPE_SRQ,
+	};
+	struct rnic_ring_mem old;
 	uint64_t *wr_id;
 	uint8_t *busy;
 	uint32_t idx;
@@ -98,11 +102,14 @@ static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
 
 	wr_id = calloc(entries, sizeof(*wr_id));
 	busy = calloc(entries, sizeof(*busy));
-	buf = rnic_alloc_ring(buf_size);
-	if (!wr_id || !busy || !buf) {
+	if (!wr_id || !busy) {
 		ret = ENOMEM;
 		goto err;
 	}
+	ret = rnic_alloc_ring(srq->vsrq.srq.pd, &mem);
+	if (ret)
+		goto err;
+	buf = mem.buf;
 
 	pthread_spin_lock(&wq->lock);
 	for (idx = wq->tail; idx != wq->head; idx++) {
@@ -113,16 +120,21 @@ static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
 		busy[idx & nmask] = wq->busy[idx & omask];
 	}
 	cmd.drv.buf_addr = (uintptr_t)buf;
-	cmd.drv.buf_size = buf_size;
+	cmd.drv.buf_size = mem.size;
 	cmd.drv.log_size = log_size;
 	ret = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask, &cmd.ibv_cmd,
 				 sizeof(cmd));
 	if (!ret) {
-		rnic_free_ring(wq->buf, wq->buf_size);
+		old = (struct rnic_ring_mem){ .buf = wq->buf,
+					      .size = wq->buf_size,
+					      .owner = wq->buf_owner,
+					      .type = wq->type };
+		rnic_free_ring(&old);
 		free(wq->wr_id);
 		free(wq->busy);
 		wq->buf = buf;
-		wq->buf_size = buf_size;
+		wq->buf_size = mem.size;
+		wq->buf_owner = mem.owner;
 		wq->wr_id = wr_id;
 		wq->busy = busy;
 		wq->log_size = log_size;
@@ -130,9 +142,8 @@ static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
 	pthread_spin_unlock(&wq->lock);
 	if (!ret)
 		return 0;
+	rnic_free_ring(&mem);
 err:
-	if (buf)
-		rnic_free_ring(buf, buf_size);
 	free(busy);
 	free(wr_id);
 	return ret;

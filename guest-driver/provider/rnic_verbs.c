@@ -77,7 +77,7 @@ struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx)
 {
 	struct ib_uverbs_alloc_pd_resp resp = {};
 	struct ibv_alloc_pd cmd = {};
-	struct ibv_pd *pd;
+	struct rnic_pd *pd;
 	int ret;
 
 	pd = calloc(1, sizeof(*pd));
@@ -85,20 +85,74 @@ struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = ibv_cmd_alloc_pd(ctx, pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	ret = ibv_cmd_alloc_pd(ctx, &pd->ibv_pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
 	if (ret) {
 		free(pd);
 		errno = ret;
 		return NULL;
 	}
-	return pd;
+	atomic_init(&pd->refcount, 1);
+	return &pd->ibv_pd;
 }
 
-int rnic_dealloc_pd(struct ibv_pd *pd)
+#define RNIC_PARENT_DOMAIN_MASK (IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | \
+				 IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+
+struct ibv_pd *rnic_alloc_parent_domain(struct ibv_context *ctx,
+					struct ibv_parent_domain_init_attr *attr)
 {
+	struct rnic_pd *pd, *base;
+
+	/* rnic has no thread domains: every queue takes its own lock. */
+	if (attr->comp_mask & ~RNIC_PARENT_DOMAIN_MASK || attr->td) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != ctx ||
+	    to_rpd(attr->pd)->protection_domain) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS &&
+	    (!attr->alloc || !attr->free)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	base = to_rpd(attr->pd);
+	pd->ibv_pd.context = ctx;
+	pd->ibv_pd.handle = base->ibv_pd.handle;
+	pd->protection_domain = base;
+	atomic_init(&pd->refcount, 1);
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	atomic_fetch_add(&base->refcount, 1);
+	return &pd->ibv_pd;
+}
+
+int rnic_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct rnic_pd *pd = to_rpd(ibpd);
 	int ret;
 
-	ret = ibv_cmd_dealloc_pd(pd);
+	/* Parent domains and the objects in them hold a reference. */
+	if (atomic_load(&pd->refcount) > 1)
+		return EBUSY;
+	if (pd->protection_domain) {
+		atomic_fetch_sub(&pd->protection_domain->refcount, 1);
+		free(pd);
+		return 0;
+	}
+	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)
 		return ret;
 	free(pd);

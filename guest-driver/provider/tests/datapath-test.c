@@ -81,7 +81,7 @@ static void setup(void)
 	cq->cqn = 7;
 	cq->log_size = 3;		/* 8 CQEs, wraps quickly */
 	cq->buf_size = 4096 + 4096;
-	cq->buf = rnic_alloc_ring(cq->buf_size);
+	cq->buf = calloc(1, cq->buf_size);
 	cq->dbrec = cq->buf;
 	cq->cqes = (struct rnic_cqe *)((uint8_t *)cq->buf + 4096);
 
@@ -94,8 +94,10 @@ static void setup(void)
 	qp->send_cq = cq;
 	qp->recv_cq = cq;
 	qp->max_inline = 64;
-	if (rnic_wq_init(&qp->sq, 2, RNIC_SQ_WQE_SIZE, 2, false) ||
-	    rnic_wq_init(&qp->rq, 2, RNIC_RQ_WQE_SIZE, 1, false))
+	if (rnic_wq_init(&qp->sq, NULL, RNIC_RES_TYPE_SQ, 2, RNIC_SQ_WQE_SIZE,
+			 2) ||
+	    rnic_wq_init(&qp->rq, NULL, RNIC_RES_TYPE_RQ, 2, RNIC_RQ_WQE_SIZE,
+			 1))
 		abort();
 	ctx->qp_table[0] = calloc(RNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table[0]));
 	ctx->qp_table[0][QPN] = qp;
@@ -482,6 +484,112 @@ static void test_dead_cq(void)
 	qp->rq.head = qp->rq.tail = 0;
 }
 
+/* ---- parent domains: where ring memory comes from ---- */
+
+static struct {
+	int allocs, frees;
+	size_t size, alignment;
+	uint64_t type;
+	void *pd_context;
+	void *ret;		/* what the allocator answers; NULL: real memory */
+	void *last;
+} pa;
+
+static void *pd_alloc(struct ibv_pd *pd, void *pd_context, size_t size,
+		      size_t alignment, uint64_t type)
+{
+	void *p;
+
+	pa.allocs++;
+	pa.size = size;
+	pa.alignment = alignment;
+	pa.type = type;
+	pa.pd_context = pd_context;
+	if (pa.ret)
+		return pa.ret;
+	if (posix_memalign(&p, alignment, size))
+		return NULL;
+	memset(p, 0xa5, size);		/* the ring must come back zeroed */
+	pa.last = p;
+	return p;
+}
+
+static void pd_free(struct ibv_pd *pd, void *pd_context, void *ptr,
+		    uint64_t type)
+{
+	pa.frees++;
+	CHECK(type == pa.type);
+	if (ptr != pa.ret)
+		free(ptr);
+}
+
+static void test_parent_domain(void)
+{
+	struct rnic_pd base = { .ibv_pd.context = &ctx->ibv_ctx.context };
+	struct ibv_parent_domain_init_attr attr = {
+		.pd = &base.ibv_pd,
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = pd_alloc,
+		.free = pd_free,
+		.pd_context = &pa,
+	};
+	struct ibv_context *ibctx = &ctx->ibv_ctx.context;
+	struct ibv_pd *parent, *nested;
+	struct rnic_wq wq;
+	static char odd[8192];
+	size_t i;
+
+	atomic_init(&base.refcount, 1);
+	base.ibv_pd.handle = 42;
+	parent = rnic_alloc_parent_domain(ibctx, &attr);
+	CHECK(parent && parent->handle == 42);
+	CHECK(rnic_pd_base(parent) == &base);
+	/* A parent domain over a parent domain, a thread domain: refused. */
+	attr.pd = parent;
+	nested = rnic_alloc_parent_domain(ibctx, &attr);
+	CHECK(!nested && errno == EINVAL);
+	attr.pd = &base.ibv_pd;
+	attr.td = (struct ibv_td *)&odd;
+	nested = rnic_alloc_parent_domain(ibctx, &attr);
+	CHECK(!nested && errno == EOPNOTSUPP);
+	attr.td = NULL;
+	/* The protection domain is held by its parent domain. */
+	CHECK(rnic_dealloc_pd(&base.ibv_pd) == EBUSY);
+
+	/* The allocator gives the SQ ring, page aligned, zeroed. */
+	CHECK(rnic_wq_init(&wq, parent, RNIC_RES_TYPE_SQ, 3,
+			   RNIC_SQ_WQE_SIZE, 1) == 0);
+	CHECK(pa.allocs == 1 && pa.type == RNIC_RES_TYPE_SQ);
+	CHECK(pa.size == wq.buf_size && pa.size % 4096 == 0 &&
+	      pa.size >= 8 * RNIC_SQ_WQE_SIZE && pa.alignment == 4096);
+	CHECK(pa.pd_context == &pa && wq.buf == pa.last);
+	for (i = 0; i < wq.buf_size && !((uint8_t *)wq.buf)[i]; i++)
+		;
+	CHECK(i == wq.buf_size);
+	/* While the WQ lives, the parent domain cannot go. */
+	CHECK(rnic_dealloc_pd(parent) == EBUSY);
+	rnic_wq_destroy(&wq);
+	CHECK(pa.frees == 1);
+
+	/* "Use the default" is our own memory; NULL is out of memory. */
+	pa.ret = IBV_ALLOCATOR_USE_DEFAULT;
+	CHECK(rnic_wq_init(&wq, parent, RNIC_RES_TYPE_RQ, 2,
+			   RNIC_RQ_WQE_SIZE, 1) == 0);
+	CHECK(pa.allocs == 2 && !wq.buf_owner);
+	rnic_wq_destroy(&wq);
+	CHECK(pa.frees == 1);
+	pa.ret = odd + 1;		/* not page aligned: given back */
+	CHECK(rnic_wq_init(&wq, parent, RNIC_RES_TYPE_RQ, 2,
+			   RNIC_RQ_WQE_SIZE, 1) == EINVAL);
+	CHECK(pa.frees == 2);
+	pa.ret = NULL;
+	pa.last = NULL;
+
+	CHECK(rnic_dealloc_pd(parent) == 0);
+	CHECK(atomic_load(&base.refcount) == 1);
+}
+
 int main(void)
 {
 	setup();
@@ -495,6 +603,7 @@ int main(void)
 	test_cq_clean();
 	test_clock();
 	test_dead_cq();
+	test_parent_domain();
 	if (failures) {
 		fprintf(stderr, "datapath-test: %d failure(s)\n", failures);
 		return EXIT_FAILURE;
