@@ -12,7 +12,14 @@ Network (all VMs on one segment per NIC):
   * with --rnic, an rnic NIC on segment "r0": MAC 52:54:00:52:02:<i+1>,
     198.19.0.<i+1>/24 and fd52:0:0:2::<i+1>/64
 Two VMs are joined by a unix stream socket (VM 0 listens), more VMs by a
-UDP multicast group on 127.0.0.1.
+UDP multicast group on 127.0.0.1.  Other ways (--net):
+  * user: QEMU's user-mode network (libslirp); every VM alone on segments
+    of its own, the rnic NIC's (the virtio NIC's without --rnic) with
+    QEMU's defaults: 10.0.2.15/24 (also what its DHCP server hands out),
+    the host behind 10.0.2.2, DNS on 10.0.2.3; the other NIC on 10.0.3.0/24
+  * stream with --listen HOST:PORT or --connect HOST:PORT: two launchers,
+    on one host or two, each run one VM (VM 0 and VM 1) and join them over
+    TCP, PORT for the virtio NIC's segment and PORT+1 for the rnic NIC's
 
 A test script may carry launcher options in comment lines such as
     # vmlaunch: --rxe --timeout 600
@@ -70,9 +77,16 @@ def default_firmware_dirs():
     return [d for d in dirs if os.path.isdir(d)]
 
 
-def vm_addresses(i):
+# --net user: the address QEMU's DHCP server hands out first, on the
+# segment of the rnic NIC (or the virtio NIC without --rnic) and the other.
+SLIRP_DATA_NET, SLIRP_OTHER_NET = "10.0.2.0/24", "10.0.3.0/24"
+SLIRP_DATA_IP4, SLIRP_OTHER_IP4 = "10.0.2.15", "10.0.3.15"
+
+
+def vm_addresses(i, net=None, rnic=False):
+    """VM i's MACs and addresses; --net user (net) changes the IPv4 ones."""
     n = i + 1
-    return {
+    a = {
         "MAC": "52:54:00:52:01:%02x" % n,
         "IP4": "198.18.0.%d" % n,
         "IP6": "fd52:0:0:1::%x" % n,
@@ -80,6 +94,20 @@ def vm_addresses(i):
         "RNIC_IP4": "198.19.0.%d" % n,
         "RNIC_IP6": "fd52:0:0:2::%x" % n,
     }
+    if net == "user":
+        a["IP4"], a["RNIC_IP4"] = ((SLIRP_OTHER_IP4, SLIRP_DATA_IP4) if rnic
+                                   else (SLIRP_DATA_IP4, SLIRP_OTHER_IP4))
+    return a
+
+
+def host_port(spec, what):
+    """(host, port) of "HOST:PORT" or "[IPV6]:PORT"; ValueError if bad."""
+    host, sep, port = spec.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65534:
+        raise ValueError("%s wants HOST:PORT with PORT 1..65534, not %r" % (what, spec))
+    return host, int(port)
 
 
 def parse_args(argv):
@@ -92,7 +120,9 @@ def parse_args(argv):
                       "(its '# vmlaunch:' lines add launcher options)")
     what.add_argument("--vm-cmd", action="append", default=[], metavar="I=CMD",
                       help="command for VM I only (overrides --cmd/--script)")
-    p.add_argument("-n", "--vms", type=int, default=2, help="number of VMs (default 2)")
+    p.add_argument("-n", "--vms", type=int,
+                   help="number of VMs (default 2; 1 with --net user, --listen "
+                        "or --connect)")
     p.add_argument("--rnic", action="store_true",
                    help="add an rnic NIC (-device rnic) on a second segment")
     p.add_argument("--rnic-opt", action="append", default=[], metavar="KEY=VAL",
@@ -116,12 +146,28 @@ def parse_args(argv):
                         "else TCG")
     p.add_argument("--smp", default="1")
     p.add_argument("--machine", default="q35")
-    p.add_argument("--net", choices=["auto", "stream", "mcast", "dgram", "tap"],
+    p.add_argument("--net", choices=["auto", "stream", "mcast", "dgram", "tap", "user"],
                    default="auto",
-                   help="how VMs are joined: stream (unix socket, 2 VMs), mcast "
-                        "(UDP multicast hub), dgram (UDP unicast, 2 VMs), tap "
-                        "(tap devices on a host Linux bridge per segment, needs "
-                        "root); auto: stream for 2, mcast otherwise")
+                   help="how VMs are joined: stream (unix socket, 2 VMs; TCP "
+                        "with --listen/--connect), mcast (UDP multicast hub), "
+                        "dgram (UDP unicast, 2 VMs), tap (tap devices on a host "
+                        "Linux bridge per segment, needs root), user (not joined: "
+                        "QEMU's user-mode network per VM, DHCP, the host at "
+                        "10.0.2.2); auto: stream for 2, mcast otherwise")
+    tcp = p.add_argument_group(
+        "two launchers joined over TCP (--net stream; each runs one VM; "
+        "PORT carries the virtio NIC's segment, PORT+1 the rnic NIC's)")
+    tcp = tcp.add_mutually_exclusive_group()
+    tcp.add_argument("--listen", metavar="HOST:PORT",
+                     help="this launcher's VM (VM 0) listens on HOST:PORT "
+                          "(0.0.0.0 for every address)")
+    tcp.add_argument("--connect", metavar="HOST:PORT",
+                     help="this launcher's VM (VM 1) connects to the launcher "
+                          "started with --listen on HOST:PORT")
+    p.add_argument("--vm-index", type=int, choices=[0, 1],
+                   help="with --listen/--connect: the index of this launcher's "
+                        "VM (its name, MACs, addresses, RNIC_VM_INDEX; default 0 "
+                        "with --listen, 1 with --connect)")
     p.add_argument("--pcap", metavar="DIR",
                    help="write a pcap of each VM's traffic per segment to DIR "
                         "(QEMU filter-dump)")
@@ -167,6 +213,30 @@ def parse_args(argv):
         p.error("--cmd and --script exclude each other")
     if args.interop and not args.rnic:
         p.error("--interop needs --rnic")
+    args.tcp = None
+    if args.listen or args.connect:
+        if args.net not in ("auto", "stream"):
+            p.error("--listen and --connect join VMs with --net stream")
+        args.net = "stream"
+        try:
+            host, port = host_port(args.listen or args.connect,
+                                   "--listen" if args.listen else "--connect")
+        except ValueError as e:
+            p.error(str(e))
+        args.tcp = (host, port, bool(args.listen))
+        if args.vms is None:
+            args.vms = 1
+        if args.vms != 1:
+            p.error("--listen and --connect run one VM (give -n 1 after a "
+                    "script's '# vmlaunch: -n %d')" % args.vms)
+        if args.vm_index is None:
+            args.vm_index = 0 if args.listen else 1
+    elif args.vm_index is not None:
+        p.error("--vm-index goes with --listen or --connect")
+    if args.net == "user" and args.interop:
+        p.error("--net user gives every VM segments of its own: no --interop")
+    if args.vms is None:
+        args.vms = 1 if args.net == "user" else 2
     if not 1 <= args.vms <= 250:
         p.error("--vms must be between 1 and 250")
     if args.firmware_dir is None:
@@ -409,6 +479,13 @@ class Launcher:
         # baseline next to it (the benchmark compares them in one run).
         self.mode = {(True, True): "both", (True, False): "rnic",
                      (False, True): "rxe"}.get((args.rnic, args.rxe), "none")
+        # With --listen/--connect this launcher runs VM <vm_index> of two.
+        self.first = args.vm_index or 0
+        self.total = 2 if args.tcp else args.vms
+        self.net = None
+
+    def addresses(self, i):
+        return vm_addresses(i, self.net, self.args.rnic)
 
     def log(self, msg, echo=True):
         self.log_file.write(msg + "\n")
@@ -436,29 +513,30 @@ class Launcher:
         return (self.args.cmd or "true") + "\n"
 
     def guest_env(self, i):
-        n = self.args.vms
+        n = self.total
         env = {"RNIC_VM_INDEX": str(i), "RNIC_NVMS": str(n), "RNIC_MODE": self.vm_mode(i),
                "RNIC_CMD_TIMEOUT": str(int(self.args.guest_timeout))}
         data_key = "RNIC_IP4" if self.args.rnic else "IP4"
         for j in range(n):
-            a = vm_addresses(j)
+            a = self.addresses(j)
             for k, v in a.items():
                 if k.startswith("RNIC_") and not self.args.rnic:
                     continue
                 env["RNIC_VM%d_%s" % (j, k)] = v
             env["RNIC_VM%d_DATA_IP4" % j] = a[data_key]
-        mine = vm_addresses(i)
+        mine = self.addresses(i)
         for k, v in mine.items():
             if k.startswith("RNIC_") and not self.args.rnic:
                 continue
             env["RNIC_" + k] = v
         env["RNIC_DATA_IP4"] = mine[data_key]
         peer = 1 if i == 0 else 0
-        if n > 1:
-            env["RNIC_PEER_IP4"] = vm_addresses(peer)["IP4"]
-            env["RNIC_PEER_DATA_IP4"] = vm_addresses(peer)[data_key]
+        # --net user: every VM is alone on its segments, no peer to reach.
+        if n > 1 and self.net != "user":
+            env["RNIC_PEER_IP4"] = self.addresses(peer)["IP4"]
+            env["RNIC_PEER_DATA_IP4"] = self.addresses(peer)[data_key]
             if self.args.rnic:
-                env["RNIC_PEER_RNIC_IP4"] = vm_addresses(peer)["RNIC_IP4"]
+                env["RNIC_PEER_RNIC_IP4"] = self.addresses(peer)["RNIC_IP4"]
         for kv in self.args.env:
             k, _, v = kv.partition("=")
             env[k] = v
@@ -482,6 +560,17 @@ class Launcher:
         if net == "tap":
             return ("tap,id=%s,ifname=%s,script=no,downscript=no"
                     % (seg_id, self.tap_name(i, seg_index)))
+        if net == "user":
+            # One user-mode stack per NIC; the data NIC's has QEMU's defaults.
+            data = 1 if self.args.rnic else 0
+            return "user,id=%s,net=%s" % (seg_id, SLIRP_DATA_NET if seg_index == data
+                                          else SLIRP_OTHER_NET)
+        if net == "stream" and self.args.tcp:
+            host, port, server = self.args.tcp
+            addr = "addr.type=inet,addr.host=%s,addr.port=%d" % (host, port + seg_index)
+            if server:
+                return "stream,id=%s,server=on,%s" % (seg_id, addr)
+            return "stream,id=%s,server=off,%s,reconnect-ms=500" % (seg_id, addr)
         if net == "stream":
             path = os.path.join(self.sockdir, "%s.sock" % seg_id)
             if i == 0:
@@ -528,7 +617,7 @@ class Launcher:
 
     def qemu_argv(self, i, net):
         a = self.args
-        addrs = vm_addresses(i)
+        addrs = self.addresses(i)
         append = ("console=ttyS0 root=/dev/vda rw init=/sbin/rnic-init quiet panic=-1 "
                   "mitigations=off " + a.append).strip()
         cmd_file = os.path.join(self.workdir, "vm%d.cmd" % i)
@@ -613,12 +702,19 @@ class Launcher:
             time.sleep(0.05)
         return False
 
+    def choose_net(self):
+        """The way the VMs are joined: --net, or what "auto" means for -n."""
+        a = self.args
+        net = a.net if a.net != "auto" else ("stream" if a.vms == 2 else "mcast")
+        if a.vms == 1 and net != "user" and not a.tcp:
+            net = "mcast"
+        self.net = net
+        return net
+
     def run(self):
         a = self.args
         n = a.vms
-        net = a.net if a.net != "auto" else ("stream" if n == 2 else "mcast")
-        if n == 1:
-            net = "mcast"
+        net = self.choose_net()
         rnd = random.Random()
         if net == "dgram" and n != 2:
             return self.fail("vm launch", "--net dgram joins exactly 2 VMs",
@@ -634,8 +730,12 @@ class Launcher:
             os.makedirs(a.pcap, exist_ok=True)
         self.mcast = [("239.255.%d.%d" % (rnd.randint(1, 254), rnd.randint(1, 254)),
                        rnd.randint(20000, 60000)) for _ in range(2)]
-        self.log("run directory %s (%d VMs, %s network, mode %s)"
-                 % (rel(self.workdir), n, net, self.mode))
+        how = "%s network" % net
+        if a.tcp:
+            how = "VM %d of 2, stream network over TCP %s %s:%d" % (
+                self.first, "listening on" if a.tcp[2] else "to", a.tcp[0], a.tcp[1])
+        self.log("run directory %s (%d VMs, %s, mode %s)"
+                 % (rel(self.workdir), n, how, self.mode))
         if not os.access(a.qemu, os.X_OK):
             return self.fail("vm launch", "QEMU binary %s not found" % a.qemu, self.log_path)
         if a.accel == "auto":
@@ -647,7 +747,7 @@ class Launcher:
             self.log("accelerator %s (--accel)" % self.accel)
         env = dict(os.environ, TMPDIR=self.workdir)
         t0 = time.monotonic()
-        for i in range(n):
+        for i in range(self.first, self.first + n):
             vm = VM(i, self.workdir, self.qemu_argv(i, net), self.qmp_path(i),
                     self.host_check)
             self.vms.append(vm)
