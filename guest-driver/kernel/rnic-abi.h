@@ -165,6 +165,9 @@ enum rnic_counter {
     RNIC_CNT_TX_DELAY_INJECTED,
     RNIC_CNT_CWND_CUTS,         /* RC congestion window halved on a loss */
     RNIC_CNT_TAIL_PROBES,       /* early resends before the ACK timeout */
+    RNIC_CNT_RAW_TX_PKTS,       /* frames sent by raw packet QPs */
+    RNIC_CNT_RAW_RX_PKTS,       /* frames flow rules steered to a raw QP */
+    RNIC_CNT_RAW_RX_DROPPED,    /* steered, but the QP could not take it */
     RNIC_CNT_MAX
 };
 
@@ -245,6 +248,8 @@ enum rnic_cmd_opcode {
     RNIC_CMD_QUERY_QP       = 0x33,
     RNIC_CMD_ATTACH_MCAST   = 0x34,
     RNIC_CMD_DETACH_MCAST   = 0x35,
+    RNIC_CMD_CREATE_FLOW    = 0x36,
+    RNIC_CMD_DESTROY_FLOW   = 0x37,
     RNIC_CMD_REG_MR         = 0x40,
     RNIC_CMD_DEREG_MR       = 0x41,
     RNIC_CMD_REREG_MR       = 0x42,
@@ -324,7 +329,7 @@ struct rnic_device_attr {
     rnic_le32 max_host_mem_mb;
     rnic_le32 max_mcast_grp;        /* multicast groups UD QPs can join */
     rnic_le32 max_mcast_qp_attach;  /* QPs per group */
-    rnic_le32 rsvd_156;
+    rnic_le32 max_flow;             /* CREATE_FLOW steering rules */
 };
 RNIC_SIZE_CHECK(struct rnic_device_attr, 160);
 
@@ -339,6 +344,7 @@ RNIC_SIZE_CHECK(struct rnic_device_attr, 160);
 #define RNIC_DEV_CAP_SRQ_RESIZE     (1u << 8)   /* RESIZE_SRQ */
 #define RNIC_DEV_CAP_FLUSH          (1u << 9)   /* RNIC_WR_FLUSH, both types */
 #define RNIC_DEV_CAP_ATOMIC_WRITE   (1u << 10)  /* RNIC_WR_ATOMIC_WRITE */
+#define RNIC_DEV_CAP_RAW_PACKET     (1u << 11)  /* RNIC_QPT_RAW_PACKET, flows */
 #define RNIC_DEV_CAP_CLOCK          (1u << 12)  /* RNIC_DB_CLOCK, timestamps */
 
 enum rnic_port_state {
@@ -443,6 +449,12 @@ enum rnic_qp_type {
     RNIC_QPT_UC = 2,
     RNIC_QPT_UD = 3,
     RNIC_QPT_GSI = 4,           /* QP1, carried as UD */
+    /*
+     * Whole Ethernet frames: a SEND's gather list is one frame, sent as
+     * it is; frames that CREATE_FLOW rules steer to the QP land, from
+     * the destination MAC on, in its receive WQEs.
+     */
+    RNIC_QPT_RAW_PACKET = 5,
 };
 
 #define RNIC_QP_FLAG_SIG_ALL        (1u << 0)   /* every WQE signaled */
@@ -642,6 +654,56 @@ struct rnic_cmd_mcast {
 };
 RNIC_SIZE_CHECK(struct rnic_cmd_mcast, 24);
 
+/*
+ * CREATE_FLOW steers received frames to a raw packet QP.  A frame matches
+ * when every field, under its mask, equals the frame's: a zero mask
+ * matches anything.  Values and masks are in network byte order, as on
+ * the wire.  ip_ver 4 or 6 restricts the rule to that IP version (and is
+ * needed for the IP and port fields to mean anything); l4 restricts it to
+ * TCP or UDP the same way.  A frame that matches a rule goes to that
+ * rule's QP, to every such QP once, and no longer to the Ethernet
+ * function: that includes frames the device's own raw QPs send.  RoCE
+ * frames for the device's GIDs are never steered.
+ */
+enum rnic_flow_l4 {
+    RNIC_FLOW_L4_ANY = 0,
+    RNIC_FLOW_L4_TCP = 1,
+    RNIC_FLOW_L4_UDP = 2,
+};
+
+struct rnic_flow_match {
+    uint8_t dmac[6];
+    uint8_t dmac_mask[6];
+    uint8_t smac[6];
+    uint8_t smac_mask[6];
+    uint8_t ethertype[2];       /* after a VLAN tag, if any */
+    uint8_t ethertype_mask[2];
+    uint8_t vlan_tci[2];        /* a frame without a tag has TCI 0 */
+    uint8_t vlan_tci_mask[2];
+    uint8_t src_ip[16];         /* IPv4: the first 4 bytes */
+    uint8_t src_ip_mask[16];
+    uint8_t dst_ip[16];
+    uint8_t dst_ip_mask[16];
+    uint8_t src_port[2];
+    uint8_t src_port_mask[2];
+    uint8_t dst_port[2];
+    uint8_t dst_port_mask[2];
+    uint8_t ip_ver;             /* 0: any frame, 4 or 6 */
+    uint8_t ip_proto;           /* IPv4 protocol, IPv6 next header */
+    uint8_t ip_proto_mask;
+    uint8_t l4;                 /* enum rnic_flow_l4 */
+    uint8_t rsvd_108[4];
+};
+RNIC_SIZE_CHECK(struct rnic_flow_match, 112);
+
+/* CREATE_FLOW answers the flow's handle in out[RNIC_OUT_HANDLE]. */
+struct rnic_cmd_create_flow {
+    rnic_le32 qpn;
+    rnic_le32 rsvd_4;
+    struct rnic_flow_match match;
+};
+RNIC_SIZE_CHECK(struct rnic_cmd_create_flow, 120);
+
 struct rnic_cmd_alloc_mw {
     rnic_le32 pdn;
     uint8_t type;               /* 1 or 2 */
@@ -663,7 +725,8 @@ struct rnic_cmd_resp {
 RNIC_SIZE_CHECK(struct rnic_cmd_resp, 32);
 
 /* Indices into rnic_cmd_resp.out. */
-#define RNIC_OUT_HANDLE     0   /* uctx, pdn, cqn, qpn, srqn, eqn, mw rkey */
+/* uctx, pdn, cqn, qpn, srqn, eqn, mw rkey, flow */
+#define RNIC_OUT_HANDLE     0
 #define RNIC_OUT_LKEY       0   /* REG_MR */
 #define RNIC_OUT_RKEY       1   /* REG_MR */
 #define RNIC_OUT_ENTRIES    1   /* CQ/QP-SQ/SRQ: entries made */
@@ -699,6 +762,7 @@ struct rnic_cmd {
         struct rnic_cmd_resize_srq resize_srq;
         struct rnic_cmd_alloc_mw alloc_mw;
         struct rnic_cmd_mcast mcast;
+        struct rnic_cmd_create_flow create_flow;
         uint8_t raw[208];
     } u;
     struct rnic_cmd_resp resp;

@@ -358,6 +358,12 @@ int rnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int rnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
 
+/* rnic_flow.c */
+struct ib_flow *rnic_create_flow(struct ib_qp *ibqp,
+				 struct ib_flow_attr *attr,
+				 struct ib_udata *udata);
+int rnic_destroy_flow(struct ib_flow *ibflow);
+
 /* rnic_netdev.c */
 int rnic_net_init(struct rnic_dev *dev);
 void rnic_net_destroy(struct rnic_dev *dev);

@@ -408,6 +408,26 @@ int rnic_cmd_mcast(struct rnic_dev *dev, u16 uctx, bool attach, u32 qpn,
 	return rnic_cmd_exec(dev, &cmd, &resp);
 }
 
+int rnic_cmd_create_flow(struct rnic_dev *dev, u16 uctx,
+			 const struct rnic_cmd_create_flow *in, u32 *handle)
+{
+	struct rnic_cmd_resp resp;
+	struct rnic_cmd cmd;
+	int err;
+
+	rnic_cmd_init(&cmd, RNIC_CMD_CREATE_FLOW, uctx);
+	cmd.u.create_flow = *in;
+	err = rnic_cmd_exec(dev, &cmd, &resp);
+	if (!err)
+		*handle = le32_to_cpu(resp.out[RNIC_OUT_HANDLE]);
+	return err;
+}
+
+int rnic_cmd_destroy_flow(struct rnic_dev *dev, u16 uctx, u32 handle)
+{
+	return rnic_cmd_handle_op(dev, RNIC_CMD_DESTROY_FLOW, uctx, handle);
+}
+
 int rnic_cmd_destroy_cq(struct rnic_dev *dev, u16 uctx, u32 cqn)
 {
 	return rnic_cmd_handle_op(dev, RNIC_CMD_DESTROY_CQ, uctx, cqn);

@@ -48,6 +48,9 @@ int rnic_cmd_alloc_mw(struct rnic_dev *dev, u16 uctx, u32 pdn, u8 type,
 int rnic_cmd_dealloc_mw(struct rnic_dev *dev, u16 uctx, u32 rkey);
 int rnic_cmd_mcast(struct rnic_dev *dev, u16 uctx, bool attach, u32 qpn,
 		   const u8 *gid);
+int rnic_cmd_create_flow(struct rnic_dev *dev, u16 uctx,
+			 const struct rnic_cmd_create_flow *in, u32 *handle);
+int rnic_cmd_destroy_flow(struct rnic_dev *dev, u16 uctx, u32 handle);
 int rnic_cmd_create_cq(struct rnic_dev *dev, u16 uctx,
 		       const struct rnic_cmd_create_cq *in, u32 *cqn,
 		       u32 *entries);

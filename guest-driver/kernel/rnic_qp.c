@@ -159,6 +159,13 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			return -EINVAL;
 		qp->type = RNIC_QPT_GSI;
 		break;
+	case IB_QPT_RAW_PACKET:
+		/* Only verbs programs build whole frames. */
+		if (!udata || !(le32_to_cpu(h->cap_flags) &
+				RNIC_DEV_CAP_RAW_PACKET))
+			return -EOPNOTSUPP;
+		qp->type = RNIC_QPT_RAW_PACKET;
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}

@@ -1163,6 +1163,9 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_TX_DELAY_INJECTED].name = "tx_delay_injected",
 	[RNIC_CNT_CWND_CUTS].name = "cwnd_cuts",
 	[RNIC_CNT_TAIL_PROBES].name = "tail_probes",
+	[RNIC_CNT_RAW_TX_PKTS].name = "raw_tx_pkts",
+	[RNIC_CNT_RAW_RX_PKTS].name = "raw_rx_pkts",
+	[RNIC_CNT_RAW_RX_DROPPED].name = "raw_rx_dropped",
 };
 
 static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);
@@ -1212,6 +1215,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.attach_mcast = rnic_attach_mcast,
 	.create_ah = rnic_create_ah,
 	.create_cq = rnic_create_cq,
+	.create_flow = rnic_create_flow,
 	.create_qp = rnic_create_qp,
 	.create_srq = rnic_create_srq,
 	.create_user_ah = rnic_create_ah,
@@ -1226,6 +1230,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.detach_mcast = rnic_detach_mcast,
 	.destroy_ah = rnic_destroy_ah,
 	.destroy_cq = rnic_destroy_cq,
+	.destroy_flow = rnic_destroy_flow,
 	.destroy_qp = rnic_destroy_qp,
 	.destroy_srq = rnic_destroy_srq,
 	.disassociate_ucontext = rnic_disassociate_ucontext,

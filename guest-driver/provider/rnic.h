@@ -294,6 +294,9 @@ struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx);
 struct ibv_pd *rnic_alloc_parent_domain(struct ibv_context *ctx,
 					struct ibv_parent_domain_init_attr *attr);
 int rnic_dealloc_pd(struct ibv_pd *pd);
+struct ibv_flow *rnic_create_flow(struct ibv_qp *qp,
+				  struct ibv_flow_attr *attr);
+int rnic_destroy_flow(struct ibv_flow *flow);
 struct ibv_mr *rnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 			   uint64_t hca_va, int access);
 int rnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,

@@ -104,6 +104,8 @@ static uint64_t rnic_send_ops_supported(enum ibv_qp_type type)
 		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 	case IBV_QPT_UD:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	case IBV_QPT_RAW_PACKET:
+		return IBV_QP_EX_WITH_SEND;
 	default:
 		return 0;
 	}
@@ -164,7 +166,8 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD) {
+	    attr->qp_type != IBV_QPT_UD &&
+	    attr->qp_type != IBV_QPT_RAW_PACKET) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -407,8 +410,10 @@ bool rnic_op_allowed(enum ibv_qp_type type, uint8_t op)
 {
 	switch (op) {
 	case RNIC_WR_SEND:
-	case RNIC_WR_SEND_IMM:
 		return true;
+	case RNIC_WR_SEND_IMM:
+		/* A raw frame has no header to carry immediate data in. */
+		return type != IBV_QPT_RAW_PACKET;
 	case RNIC_WR_RDMA_WRITE:
 	case RNIC_WR_RDMA_WRITE_IMM:
 	case RNIC_WR_LOCAL_INV:

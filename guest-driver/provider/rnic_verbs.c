@@ -139,6 +139,38 @@ struct ibv_pd *rnic_alloc_parent_domain(struct ibv_context *ctx,
 	return &pd->ibv_pd;
 }
 
+/* Flow rules: the kernel driver turns the specs into a device rule. */
+struct ibv_flow *rnic_create_flow(struct ibv_qp *qp,
+				  struct ibv_flow_attr *attr)
+{
+	struct ibv_flow *flow;
+	int ret;
+
+	flow = calloc(1, sizeof(*flow));
+	if (!flow) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_create_flow(qp, flow, attr, NULL, 0);
+	if (ret) {
+		free(flow);
+		errno = ret;
+		return NULL;
+	}
+	return flow;
+}
+
+int rnic_destroy_flow(struct ibv_flow *flow)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_flow(flow);
+	if (ret)
+		return ret;
+	free(flow);
+	return 0;
+}
+
 int rnic_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct rnic_pd *pd = to_rpd(ibpd);

@@ -273,6 +273,7 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
     a.max_mw = cpu_to_le32(s->prop.max_mw);
     a.max_mcast_grp = cpu_to_le32(s->prop.max_mcast_grp);
     a.max_mcast_qp_attach = cpu_to_le32(s->prop.max_mcast_qp_attach);
+    a.max_flow = cpu_to_le32(s->prop.max_flow);
     a.max_fast_reg_page_list_len = cpu_to_le32(s->prop.max_mr_pages);
     a.max_pkeys = cpu_to_le32(1);
     a.max_inline = cpu_to_le32(s->prop.max_inline);
@@ -287,7 +288,8 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
                               RNIC_DEV_CAP_INLINE | RNIC_DEV_CAP_SRQ_RESIZE |
                               RNIC_DEV_CAP_FLUSH | RNIC_DEV_CAP_ATOMIC_WRITE |
                               RNIC_DEV_CAP_CLOCK |
-                              (s->prop.max_mw ? RNIC_DEV_CAP_MW : 0));
+                              (s->prop.max_mw ? RNIC_DEV_CAP_MW : 0) |
+                              (s->prop.max_flow ? RNIC_DEV_CAP_RAW_PACKET : 0));
     a.max_mr_pages = cpu_to_le32(s->prop.max_mr_pages);
     a.max_host_mem_mb = cpu_to_le32(MIN(s->prop.max_host_mem / MiB,
                                         UINT32_MAX));
@@ -1159,6 +1161,8 @@ static const RnicCmdDesc rnic_cmds[256] = {
     [RNIC_CMD_QUERY_QP] = { "QUERY_QP", rnic_cmd_query_qp },
     [RNIC_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", rnic_cmd_attach_mcast },
     [RNIC_CMD_DETACH_MCAST] = { "DETACH_MCAST", rnic_cmd_detach_mcast },
+    [RNIC_CMD_CREATE_FLOW] = { "CREATE_FLOW", rnic_cmd_create_flow },
+    [RNIC_CMD_DESTROY_FLOW] = { "DESTROY_FLOW", rnic_cmd_destroy_flow },
     [RNIC_CMD_REG_MR] = { "REG_MR", cmd_reg_mr },
     [RNIC_CMD_REREG_MR] = { "REREG_MR", cmd_rereg_mr },
     [RNIC_CMD_DEREG_MR] = { "DEREG_MR", cmd_dereg_mr },
@@ -1243,6 +1247,7 @@ void rnic_objects_reset(RnicState *s)
     for (i = 0; s->mcast && i < s->prop.max_mcast_grp; i++) {
         s->mcast[i].nqp = 0;
     }
+    rnic_flow_reset(s);
     if (s->pd) {
         memset(s->pd, 0, sizeof(RnicPD) * (s->prop.max_pd + 1));
     }

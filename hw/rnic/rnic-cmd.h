@@ -66,4 +66,8 @@ uint8_t rnic_cmd_attach_mcast(RnicCmdCtx *c);
 uint8_t rnic_cmd_detach_mcast(RnicCmdCtx *c);
 void rnic_qp_free(RnicState *s, RnicQP *qp);
 
+/* rnic-raw.c */
+uint8_t rnic_cmd_create_flow(RnicCmdCtx *c);
+uint8_t rnic_cmd_destroy_flow(RnicCmdCtx *c);
+
 #endif /* HW_RNIC_CMD_H */

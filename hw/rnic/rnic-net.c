@@ -240,6 +240,12 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
         rnic_net_rx_queue(s, buf, len);
         return len;
     }
+    /* Flow rules look at every frame the port hears, as they ask. */
+    if (rnic_flow_wants(s, buf, len)) {
+        trace_rnic_net_rx_raw(len);
+        rnic_net_rx_queue(s, buf, len);
+        return len;
+    }
     /* No multicast filter table: every group frame is accepted. */
     if (!ours && !group && !(s->net_ctrl & RNIC_NET_CTRL_PROMISC)) {
         trace_rnic_net_rx_filtered(len);
@@ -431,6 +437,16 @@ void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
     }
 }
 
+void rnic_raw_tx(RnicState *s, const uint8_t *frame, size_t len)
+{
+    trace_rnic_net_tx_raw(len);
+    qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    /* Our own rules hear it too, through the receive queue. */
+    if (rnic_flow_wants(s, frame, len) && rnic_net_rx_queue(s, frame, len)) {
+        s->cnt[RNIC_CNT_LOOPBACK_PKTS]++;
+    }
+}
+
 bool rnic_net_rx_pending(RnicState *s)
 {
     return !QSIMPLEQ_EMPTY(&s->rx_q);
@@ -448,6 +464,8 @@ void rnic_net_rx_run(RnicState *s, int *budget)
         if (rnic_net_roce_for_us(s, f->data, f->len)) {
             trace_rnic_net_rx_deliver(f->len);
             rnic_tp_rx(s, f->data, f->len);
+        } else if (rnic_flow_deliver(s, f->data, f->len)) {
+            trace_rnic_net_rx_deliver(f->len);
         } else {
             s->cnt[RNIC_CNT_RX_DROPPED]++;
             trace_rnic_net_rx_drop_stale(f->len);

@@ -46,6 +46,9 @@ static const char *const rnic_cnt_names[RNIC_CNT_MAX] = {
     [RNIC_CNT_TX_DELAY_INJECTED] = "tx_delay_injected",
     [RNIC_CNT_CWND_CUTS] = "cwnd_cuts",
     [RNIC_CNT_TAIL_PROBES] = "tail_probes",
+    [RNIC_CNT_RAW_TX_PKTS] = "raw_tx_pkts",
+    [RNIC_CNT_RAW_RX_PKTS] = "raw_rx_pkts",
+    [RNIC_CNT_RAW_RX_DROPPED] = "raw_rx_dropped",
 };
 
 /* The tables exist from realize on. */
@@ -59,7 +62,7 @@ static bool rnic_qom_ready(Object *obj, Error **errp)
 }
 
 typedef struct RnicCounts {
-    uint32_t uctx, pd, cq, eq, qp, srq, mr, mw, mcast_grp;
+    uint32_t uctx, pd, cq, eq, qp, srq, mr, mw, mcast_grp, flow;
 } RnicCounts;
 
 /*
@@ -108,6 +111,9 @@ static void rnic_count_uctx(RnicState *s, RnicCounts *all, RnicCounts *user,
     for (i = 0; i < s->prop.max_mcast_grp; i++) {
         RNIC_COUNT(mcast_grp, s->mcast[i].nqp != 0, 0);
     }
+    for (i = 0; i < s->prop.max_flow; i++) {
+        RNIC_COUNT(flow, s->flow[i].valid, s->flow[i].uctx);
+    }
 #undef RNIC_COUNT
 }
 
@@ -132,7 +138,8 @@ static bool rnic_visit_counts(Visitor *v, const char *name, RnicCounts *c,
          visit_type_uint32(v, "srq", &c->srq, errp) &&
          visit_type_uint32(v, "mr", &c->mr, errp) &&
          visit_type_uint32(v, "mw", &c->mw, errp) &&
-         visit_type_uint32(v, "mcast-grp", &c->mcast_grp, errp);
+         visit_type_uint32(v, "mcast-grp", &c->mcast_grp, errp) &&
+         visit_type_uint32(v, "flow", &c->flow, errp);
     if (ok) {
         ok = visit_check_struct(v, errp);
     }
@@ -196,7 +203,7 @@ static void rnic_get_counters(Object *obj, Visitor *v, const char *name,
 
 static const char *const rnic_qpt_names[] = {
     [RNIC_QPT_RC] = "RC", [RNIC_QPT_UC] = "UC", [RNIC_QPT_UD] = "UD",
-    [RNIC_QPT_GSI] = "GSI",
+    [RNIC_QPT_GSI] = "GSI", [RNIC_QPT_RAW_PACKET] = "RAW",
 };
 
 /* "qps": [{"qpn", "type", "state", "uctx"}, ...] in QPN order. */
@@ -269,8 +276,9 @@ static void rnic_hmp_counts(Monitor *mon, const char *what,
                             const RnicCounts *c)
 {
     monitor_printf(mon, "    %-8s uctx %u pd %u cq %u eq %u qp %u srq %u "
-                   "mr %u mw %u mcast-grp %u\n", what, c->uctx, c->pd, c->cq,
-                   c->eq, c->qp, c->srq, c->mr, c->mw, c->mcast_grp);
+                   "mr %u mw %u mcast-grp %u flow %u\n", what, c->uctx, c->pd,
+                   c->cq, c->eq, c->qp, c->srq, c->mr, c->mw, c->mcast_grp,
+                   c->flow);
 }
 
 static void rnic_hmp_one(Monitor *mon, RnicState *s)
@@ -303,7 +311,7 @@ static void rnic_hmp_one(Monitor *mon, RnicState *s)
         .pd = all.pd - user.pd, .cq = all.cq - user.cq, .eq = all.eq,
         .qp = all.qp - user.qp, .srq = all.srq - user.srq,
         .mr = all.mr - user.mr, .mw = all.mw - user.mw,
-        .mcast_grp = all.mcast_grp,
+        .mcast_grp = all.mcast_grp, .flow = all.flow - user.flow,
     });
     for (i = 1; i <= s->prop.max_uctx; i++) {
         char what[16];

@@ -41,8 +41,14 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
     if (q->rsvd_5 || q->rsvd_28) {
         return rnic_cmd_err_rsvd(c, "create_qp");
     }
-    if (q->qp_type < RNIC_QPT_RC || q->qp_type > RNIC_QPT_GSI) {
-        return rnic_cmd_err_param(c, "qp_type", q->qp_type, RNIC_QPT_GSI);
+    if (q->qp_type < RNIC_QPT_RC || q->qp_type > RNIC_QPT_RAW_PACKET) {
+        return rnic_cmd_err_param(c, "qp_type", q->qp_type,
+                                  RNIC_QPT_RAW_PACKET);
+    }
+    /* Without flow rules a raw QP could send but never receive. */
+    if (q->qp_type == RNIC_QPT_RAW_PACKET && !s->prop.max_flow) {
+        trace_rnic_err_cmd_param(c->op, "raw QP with max-flow=0", 0, 0);
+        return RNIC_CMD_ERR_NOT_SUPP;
     }
     if (flags & ~(RNIC_QP_FLAG_SIG_ALL | RNIC_QP_FLAG_HAS_SRQ)) {
         return rnic_cmd_err_param(c, "QP flags", flags, RNIC_QP_FLAG_HAS_SRQ);
@@ -236,6 +242,7 @@ uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c)
     /* Its QPN will be reused: no later QP may inherit its windows. */
     rnic_mw_unbind_qp(s, qpn);
     rnic_mcast_detach_qp(s, qpn);
+    rnic_flow_remove_qp(s, qpn);
     rnic_qp_free(s, qp);
     return RNIC_CMD_OK;
 }
@@ -353,16 +360,19 @@ uint8_t rnic_cmd_detach_mcast(RnicCmdCtx *c)
 /*
  * Which attributes each transition requires and allows, per QP type,
  * following IBTA vol 1 table 91 (as Linux's ib_modify_qp_is_ok() does).
- * Index 0 of req/opt is unused; 1..4 are enum rnic_qp_type.
+ * Index 0 of req/opt is unused; 1..5 are enum rnic_qp_type.  Raw packet
+ * QPs name their port on the way to INIT and take nothing else.
  */
 typedef struct RnicQpTrans {
     bool valid;
-    uint32_t req[RNIC_QPT_GSI + 1];
-    uint32_t opt[RNIC_QPT_GSI + 1];
+    uint32_t req[RNIC_QPT_RAW_PACKET + 1];
+    uint32_t opt[RNIC_QPT_RAW_PACKET + 1];
 } RnicQpTrans;
 
 #define A(x)        RNIC_QP_ATTR_##x
-#define PER_TYPE(rc, uc, ud, gsi)   { 0, (rc), (uc), (ud), (gsi) }
+#define PER_TYPE(rc, uc, ud, gsi)   { 0, (rc), (uc), (ud), (gsi), 0 }
+#define PER_TYPE_RAW(rc, uc, ud, gsi, raw) \
+    { 0, (rc), (uc), (ud), (gsi), (raw) }
 
 static const RnicQpTrans rnic_qp_trans[RNIC_QPS_ERR + 1][RNIC_QPS_ERR + 1] = {
     [RNIC_QPS_RESET] = {
@@ -370,10 +380,10 @@ static const RnicQpTrans rnic_qp_trans[RNIC_QPS_ERR + 1][RNIC_QPS_ERR + 1] = {
         [RNIC_QPS_ERR] = { .valid = true },
         [RNIC_QPS_INIT] = {
             .valid = true,
-            .req = PER_TYPE(A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                            A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                            A(PKEY_INDEX) | A(PORT) | A(QKEY),
-                            A(PKEY_INDEX) | A(QKEY)),
+            .req = PER_TYPE_RAW(A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                                A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                                A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                                A(PKEY_INDEX) | A(QKEY), A(PORT)),
         },
     },
     [RNIC_QPS_INIT] = {
@@ -381,10 +391,10 @@ static const RnicQpTrans rnic_qp_trans[RNIC_QPS_ERR + 1][RNIC_QPS_ERR + 1] = {
         [RNIC_QPS_ERR] = { .valid = true },
         [RNIC_QPS_INIT] = {
             .valid = true,
-            .opt = PER_TYPE(A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                            A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                            A(PKEY_INDEX) | A(PORT) | A(QKEY),
-                            A(PKEY_INDEX) | A(QKEY)),
+            .opt = PER_TYPE_RAW(A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                                A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                                A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                                A(PKEY_INDEX) | A(QKEY), A(PORT)),
         },
         [RNIC_QPS_RTR] = {
             .valid = true,
@@ -756,3 +766,4 @@ uint8_t rnic_cmd_query_qp(RnicCmdCtx *c)
 
 #undef A
 #undef PER_TYPE
+#undef PER_TYPE_RAW

@@ -66,6 +66,8 @@ static bool rnic_wr_valid_for_qp(const RnicQP *qp, uint8_t op)
     case RNIC_QPT_UD:
     case RNIC_QPT_GSI:
         return op == RNIC_WR_SEND || op == RNIC_WR_SEND_IMM;
+    case RNIC_QPT_RAW_PACKET:
+        return op == RNIC_WR_SEND;
     default:
         return false;
     }
@@ -184,7 +186,9 @@ static bool rnic_req_fetch(RnicState *s, RnicQP *qp)
     unsigned max_sge = MIN(qp->max_send_sge,
                            ud ? RNIC_UD_MAX_SGE : RNIC_SQ_MAX_SGE);
     unsigned max_inl = MIN(qp->max_inline, RNIC_SQ_WQE_SIZE - sge_off);
-    uint32_t mtu = rnic_tp_mtu(qp);
+    bool is_raw = qp->type == RNIC_QPT_RAW_PACKET;
+    /* A raw SEND is one frame, as long as the port takes. */
+    uint32_t mtu = is_raw ? RNIC_NET_MAX_FRAME : rnic_tp_mtu(qp);
     uint64_t len = 0;
     unsigned i;
 
@@ -300,6 +304,10 @@ static bool rnic_req_fetch(RnicState *s, RnicQP *qp)
     w->length = len;
     if (ud && len > mtu) {
         rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR, "UD message above MTU");
+        return false;
+    }
+    if (is_raw && (len < RNIC_ETH_HLEN || len > mtu)) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_LEN_ERR, "raw frame length");
         return false;
     }
     /* An atomic takes one PSN; a READ one per response packet. */
@@ -452,6 +460,36 @@ static bool rnic_req_local_op(RnicState *s, RnicQP *qp, RnicSwqe *w,
  * Sends packet 'send_pkt' of the current WQE.  Returns false if the WQE
  * failed while gathering (the slot is then in ERROR).
  */
+/* A raw packet QP's SEND: the gathered bytes are the frame. */
+static bool rnic_req_send_raw(RnicState *s, RnicQP *qp, RnicSwqe *w)
+{
+    RnicTransport *tp = qp->tp;
+    RnicReq *req = &tp->req;
+    g_autofree uint8_t *frame = g_malloc(w->length);
+    RnicMemErr err = RNIC_MEM_OK;
+
+    if (w->inline_data) {
+        memcpy(frame, w->inl, w->length);
+    } else {
+        err = rnic_sgl_copy(s, qp->pdn, 0, w->sge, w->num_sge, 0, frame,
+                            w->length, false);
+    }
+    if (err != RNIC_MEM_OK) {
+        rnic_swqe_fail(qp, w, RNIC_WC_LOC_PROT_ERR, rnic_mem_err_str(err));
+        return false;
+    }
+    rnic_raw_tx(s, frame, w->length);
+    s->cnt[RNIC_CNT_RAW_TX_PKTS]++;
+    /* PSNs mean nothing on the wire here; they keep completion order. */
+    req->psn = rnic_psn_add(req->psn, 1);
+    req->max_psn = req->psn;
+    req->send_idx++;
+    req->send_pkt = 0;
+    w->state = RNIC_SWQE_DONE;
+    tp->comp.psn = req->psn;
+    return true;
+}
+
 static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
 {
     RnicTransport *tp = qp->tp;
@@ -699,7 +737,8 @@ void rnic_req_run(RnicState *s, RnicQP *qp, int *budget)
             rnic_comp_advance(s, qp);
             continue;
         }
-        if (!rnic_req_send_pkt(s, qp, w)) {
+        if (qp->type == RNIC_QPT_RAW_PACKET ? !rnic_req_send_raw(s, qp, w)
+                                            : !rnic_req_send_pkt(s, qp, w)) {
             rnic_comp_advance(s, qp);
             break;
         }

@@ -300,6 +300,8 @@ void rnic_sq_flush(RnicState *s, RnicQP *qp, int *budget);
 
 /* rnic-resp.c */
 void rnic_resp_reset(RnicTransport *tp);
+bool rnic_resp_raw(RnicState *s, RnicQP *qp, const uint8_t *frame,
+                   size_t len);
 void rnic_resp_run(RnicState *s, RnicQP *qp, int *budget);
 void rnic_rq_flush(RnicState *s, RnicQP *qp, int *budget);
 

@@ -35,6 +35,7 @@
 #define RNIC_CAP_MAX_MW         (1u << 20)
 #define RNIC_CAP_MCAST_GRP      1024
 #define RNIC_CAP_MCAST_ATTACH   64
+#define RNIC_CAP_MAX_FLOW       4096
 #define RNIC_CAP_MAX_UCTX       1023        /* BAR2 of at most 4 MiB */
 #define RNIC_CAP_MAX_EQ         1024
 #define RNIC_CAP_MAX_MR_PAGES   (1u << 24)
@@ -65,6 +66,7 @@ static bool rnic_check_props(RnicState *s, Error **errp)
         { "max-mcast-grp", s->prop.max_mcast_grp, 0, RNIC_CAP_MCAST_GRP },
         { "max-mcast-qp-attach", s->prop.max_mcast_qp_attach, 1,
           RNIC_CAP_MCAST_ATTACH },
+        { "max-flow", s->prop.max_flow, 0, RNIC_CAP_MAX_FLOW },
         { "max-uctx", s->prop.max_uctx, 0, RNIC_CAP_MAX_UCTX },
         { "max-eq", s->prop.max_eq, 1, RNIC_CAP_MAX_EQ },
         { "max-sge", s->prop.max_sge, 1,
@@ -121,6 +123,7 @@ static void rnic_free_tables(RnicState *s)
     g_free(s->mw);
     g_free(s->mcast);
     g_free(s->mcast_qpn);
+    g_free(s->flow);
     g_free(s->srq);
     g_free(s->qp);
     g_free(s->gid);
@@ -134,6 +137,7 @@ static void rnic_free_tables(RnicState *s)
     s->mw = NULL;
     s->mcast = NULL;
     s->mcast_qpn = NULL;
+    s->flow = NULL;
     s->srq = NULL;
     s->qp = NULL;
     s->gid = NULL;
@@ -150,13 +154,14 @@ static bool rnic_alloc_tables(RnicState *s, Error **errp)
     s->mcast = g_try_new0(RnicMcast, MAX(s->prop.max_mcast_grp, 1));
     s->mcast_qpn = g_try_new0(uint32_t, MAX(s->prop.max_mcast_grp, 1) *
                                         s->prop.max_mcast_qp_attach);
+    s->flow = g_try_new0(RnicFlow, MAX(s->prop.max_flow, 1));
     s->srq = g_try_new0(RnicSRQ, s->prop.max_srq + 1);
     s->qp = g_try_new0(RnicQP *, s->prop.max_qp + 2);
     s->gid = g_try_new0(RnicGid, s->prop.max_gid);
     s->cq_ev = g_try_new0(unsigned long,
                           BITS_TO_LONGS(s->prop.max_cq + 1));
     if (!s->uctx || !s->pd || !s->cq || !s->eq || !s->mr || !s->mw ||
-        !s->mcast || !s->mcast_qpn || !s->srq || !s->qp || !s->gid ||
+        !s->mcast || !s->mcast_qpn || !s->flow || !s->srq || !s->qp || !s->gid ||
         !s->cq_ev) {
         rnic_free_tables(s);
         error_setg(errp, "rnic: cannot allocate the object tables");
@@ -309,6 +314,7 @@ static const Property rnic_properties[] = {
     DEFINE_PROP_UINT32("max-mcast-grp", RnicState, prop.max_mcast_grp, 64),
     DEFINE_PROP_UINT32("max-mcast-qp-attach", RnicState,
                        prop.max_mcast_qp_attach, 8),
+    DEFINE_PROP_UINT32("max-flow", RnicState, prop.max_flow, 64),
     DEFINE_PROP_UINT32("max-uctx", RnicState, prop.max_uctx, 64),
     DEFINE_PROP_UINT32("max-eq", RnicState, prop.max_eq, 16),
     DEFINE_PROP_UINT32("max-sge", RnicState, prop.max_sge, 6),
@@ -351,6 +357,7 @@ static const struct {
     { "max-mw", "memory windows (0: no windows)" },
     { "max-mcast-grp", "UD multicast groups" },
     { "max-mcast-qp-attach", "QPs attached to one multicast group" },
+    { "max-flow", "flow steering rules of raw packet QPs (0: no raw QPs)" },
     { "max-uctx", "user contexts (doorbell pages for verbs programs)" },
     { "max-eq", "event queues" },
     { "max-sge", "scatter/gather entries per work request" },

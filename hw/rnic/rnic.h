@@ -112,6 +112,14 @@ typedef struct RnicMcast {
     uint32_t *qpn;              /* [max_mcast_qp_attach] */
 } RnicMcast;
 
+/* A CREATE_FLOW rule: frames that match go to raw packet QP 'qpn'. */
+typedef struct RnicFlow {
+    bool valid;
+    uint16_t uctx;
+    uint32_t qpn;
+    struct rnic_flow_match m;
+} RnicFlow;
+
 typedef struct RnicMW {
     bool valid;
     bool bound;
@@ -246,6 +254,7 @@ struct RnicState {
         uint32_t max_mw;
         uint32_t max_mcast_grp;
         uint32_t max_mcast_qp_attach;
+        uint32_t max_flow;
         uint32_t max_uctx;
         uint32_t max_eq;
         uint32_t max_sge;
@@ -301,6 +310,7 @@ struct RnicState {
     RnicMW *mw;                 /* [max_mw + 1] */
     RnicMcast *mcast;           /* [max_mcast_grp] */
     uint32_t *mcast_qpn;        /* [max_mcast_grp * max_mcast_qp_attach] */
+    RnicFlow *flow;             /* [max_flow], handle = index + 1 */
     RnicSRQ *srq;               /* [max_srq + 1] */
     RnicQP **qp;                /* [max_qp + 2], allocated on create */
     RnicGid *gid;               /* [max_gid] */
@@ -440,6 +450,16 @@ void rnic_mw_unbind(RnicState *s, RnicMW *mw);
 /* rnic-qp.c: the group 'gid' names, if any QP joined it. */
 RnicMcast *rnic_mcast_find(RnicState *s, const uint8_t *gid);
 void rnic_mcast_detach_qp(RnicState *s, uint32_t qpn);
+
+/* rnic-raw.c: raw packet QPs and the flow rules that feed them. */
+void rnic_flow_remove_qp(RnicState *s, uint32_t qpn);
+void rnic_flow_reset(RnicState *s);
+/* Whether some rule takes the frame (from the netdev or our own raw QP). */
+bool rnic_flow_wants(RnicState *s, const uint8_t *frame, size_t len);
+/* Hands the frame to every raw QP a rule steers it to; false if none. */
+bool rnic_flow_deliver(RnicState *s, const uint8_t *frame, size_t len);
+/* Sends one frame a raw QP built: to the wire and to our own rules. */
+void rnic_raw_tx(RnicState *s, const uint8_t *frame, size_t len);
 /* Drops the bindings of the type 2 windows bound through QP 'qpn'. */
 void rnic_mw_unbind_qp(RnicState *s, uint32_t qpn);
 

@@ -69,22 +69,34 @@ static bool net_desc_wait(QRnic *r, uint64_t ring, uint32_t idx,
     }
 }
 
-/* An IPv4 ICMP echo request from the peer to @dmac: not RoCE. */
-static void build_icmp(uint8_t *buf, const uint8_t *dmac, uint8_t seed)
+/*
+ * Ethernet and IPv4 headers of a @len-byte frame from the peer's MAC to
+ * @dmac; returns the IPv4 header.
+ */
+static uint8_t *build_eth_ip4(uint8_t *buf, size_t len, const uint8_t *dmac,
+                              uint8_t proto, uint32_t sip, uint32_t dip)
 {
     uint8_t *ip = buf + ETH_HLEN;
 
-    memset(buf, 0, ETH_FRAME_LEN);
+    memset(buf, 0, len);
     memcpy(buf, dmac, 6);
     memcpy(buf + 6, rt_peer_mac, 6);
     rt_st16(buf + 12, 0x0800);
     ip[0] = 0x45;
-    rt_st16(ip + 2, ETH_FRAME_LEN - ETH_HLEN);
+    rt_st16(ip + 2, len - ETH_HLEN);
     ip[8] = 64;
-    ip[9] = 1;
-    stl_be_p(ip + 12, PEER_IP);
-    stl_be_p(ip + 16, DEV_IP);
+    ip[9] = proto;
+    stl_be_p(ip + 12, sip);
+    stl_be_p(ip + 16, dip);
     rt_st16(ip + 10, rt_ip4_csum(ip));
+    return ip;
+}
+
+/* An IPv4 ICMP echo request from the peer to @dmac: not RoCE. */
+static void build_icmp(uint8_t *buf, const uint8_t *dmac, uint8_t seed)
+{
+    uint8_t *ip = build_eth_ip4(buf, ETH_FRAME_LEN, dmac, 1, PEER_IP, DEV_IP);
+
     ip[IP4_HLEN] = 8;           /* echo request */
     rt_fill_pattern(ip + IP4_HLEN + 8, ETH_FRAME_LEN - ETH_HLEN - IP4_HLEN - 8,
                     seed);
@@ -476,6 +488,297 @@ static void test_eth_rx_bad_addr(void *obj, void *data,
 
 /* ---- registration ---- */
 
+/* ---- raw packet QPs and flow rules ---- */
+
+#define RAW_FRAME_LEN   74          /* IPv4 UDP, 32 data bytes */
+#define RAW_DPORT       5678
+
+static const uint8_t raw_dmac[6] = { 0x01, 0x50, 0x56, 0x19, 0x20, 0xa7 };
+
+/* An IPv4 UDP frame 1.1.1.1:1234 -> 2.2.2.2:@dport to raw_dmac. */
+static void build_udp(uint8_t *f, uint16_t dport, uint8_t seed)
+{
+    uint8_t *udp = build_eth_ip4(f, RAW_FRAME_LEN, raw_dmac, 17, 0x01010101,
+                                 0x02020202) + IP4_HLEN;
+
+    rt_st16(udp, 1234);
+    rt_st16(udp + 2, dport);
+    rt_st16(udp + 4, RAW_FRAME_LEN - ETH_HLEN - IP4_HLEN);
+    rt_fill_pattern(udp + UDP_HLEN, RAW_FRAME_LEN - ETH_HLEN - IP4_HLEN -
+                    UDP_HLEN, seed);
+}
+
+/* A raw packet QP on the env's PD and CQ, in RTS. */
+static void raw_qp(Env *e, QRnicQp *qp)
+{
+    struct rnic_qp_attr a;
+
+    g_assert_cmpuint(qrnic_create_qp(e->r, qp, RNIC_QPT_RAW_PACKET, e->pdn,
+                                     e->cq.cqn, e->cq.cqn, 4, 4),
+                     ==, RNIC_CMD_OK);
+    rt_attr_for(&a, RNIC_QPS_INIT);
+    /* INIT wants the port and nothing else (no P_Key, no access). */
+    g_assert_cmpuint(qrnic_modify_qp(e->r, qp->qpn, RNIC_QP_ATTR_STATE |
+                                     RNIC_QP_ATTR_PKEY_INDEX |
+                                     RNIC_QP_ATTR_PORT, &a),
+                     ==, RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(qrnic_modify_qp(e->r, qp->qpn, RNIC_QP_ATTR_STATE |
+                                     RNIC_QP_ATTR_PORT, &a), ==, RNIC_CMD_OK);
+    rt_attr_for(&a, RNIC_QPS_RTR);
+    g_assert_cmpuint(qrnic_modify_qp(e->r, qp->qpn, RNIC_QP_ATTR_STATE, &a),
+                     ==, RNIC_CMD_OK);
+    rt_attr_for(&a, RNIC_QPS_RTS);
+    g_assert_cmpuint(qrnic_modify_qp(e->r, qp->qpn, RNIC_QP_ATTR_STATE, &a),
+                     ==, RNIC_CMD_OK);
+}
+
+/* Rule: frames to raw_dmac, IPv4 UDP to @dport. */
+static void udp_rule(struct rnic_flow_match *m, uint16_t dport)
+{
+    memset(m, 0, sizeof(*m));
+    memcpy(m->dmac, raw_dmac, 6);
+    memset(m->dmac_mask, 0xff, 6);
+    m->ip_ver = 4;
+    m->ip_proto = 17;
+    m->ip_proto_mask = 0xff;
+    m->l4 = RNIC_FLOW_L4_UDP;
+    rt_st16(m->dst_port, dport);
+    rt_st16(m->dst_port_mask, 0xffff);
+}
+
+static uint8_t flow_create(Env *e, uint32_t qpn,
+                           const struct rnic_flow_match *m, uint32_t *h)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6] = { 0 };
+    uint8_t st;
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_FLOW);
+    cmd.u.create_flow.qpn = cpu_to_le32(qpn);
+    cmd.u.create_flow.match = *m;
+    st = qrnic_cmd(e->r, &cmd, out);
+    if (h) {
+        *h = out[RNIC_OUT_HANDLE];
+    }
+    return st;
+}
+
+static uint8_t flow_destroy(Env *e, uint32_t h)
+{
+    return qrnic_destroy(e->r, RNIC_CMD_DESTROY_FLOW, 0, h);
+}
+
+static void raw_post_recv(Env *e, QRnicQp *qp, uint64_t wr_id, uint64_t off)
+{
+    struct rnic_sge sge;
+
+    rt_sge_of(&sge, &e->mr, off, 256);
+    qrnic_post_recv(e->r, qp, wr_id, &sge, 1);
+    qrnic_ring_rq(e->r, qp);
+}
+
+/* The next CQE is @qp's receive of the frame @f, landed at MR offset @off. */
+static void raw_expect_recv(Env *e, QRnicQp *qp, uint64_t wr_id,
+                            uint64_t off, const uint8_t *f)
+{
+    uint8_t got[RAW_FRAME_LEN];
+    struct rnic_cqe cqe;
+
+    g_assert_true(qrnic_cq_wait(e->r, &e->cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_RECV);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, RAW_FRAME_LEN);
+    qtest_memread(qrnic_qts(e->r), e->mr.buf + off, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), f, RAW_FRAME_LEN);
+}
+
+/* A rule steers the frames it matches, whole, to the raw QP; no others. */
+static void test_raw_flow_rx(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp qp;
+    struct rnic_flow_match m;
+    uint8_t f[RAW_FRAME_LEN];
+    uint32_t h;
+
+    rt_env_basic(&e, obj, data);
+    raw_qp(&e, &qp);
+    raw_post_recv(&e, &qp, 0x11, 0);
+    udp_rule(&m, RAW_DPORT);
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, &h), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(h, !=, 0);
+
+    build_udp(f, RAW_DPORT + 1, 1);     /* another port: not ours */
+    rt_sock_send(e.fd, f, sizeof(f));
+    rt_assert_cq_empty(&e, &e.cq);
+    build_udp(f, RAW_DPORT, 2);
+    rt_sock_send(e.fd, f, sizeof(f));
+    raw_expect_recv(&e, &qp, 0x11, 0, f);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RAW_RX_PKTS), ==, 1);
+
+    /* No receive WQE: the frame is lost and counted, the QP lives on. */
+    rt_sock_send(e.fd, f, sizeof(f));
+    rt_assert_cq_empty(&e, &e.cq);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RAW_RX_DROPPED), ==, 1);
+    g_assert_cmpuint(rt_qp_state(&e, &qp), ==, RNIC_QPS_RTS);
+
+    /* Gone with its rule. */
+    g_assert_cmpuint(flow_destroy(&e, h), ==, RNIC_CMD_OK);
+    raw_post_recv(&e, &qp, 0x12, 256);
+    rt_sock_send(e.fd, f, sizeof(f));
+    rt_assert_cq_empty(&e, &e.cq);
+    g_assert_cmpuint(flow_destroy(&e, h), ==, RNIC_CMD_ERR_HANDLE);
+}
+
+/*
+ * A SEND on a raw QP puts the gathered bytes on the wire as they are;
+ * the device's own rules hear the frame too.
+ */
+static void test_raw_tx_loopback(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp tx, rx;
+    struct rnic_flow_match m;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t f[RAW_FRAME_LEN], got[2048];
+    ssize_t n;
+
+    rt_env_basic(&e, obj, data);
+    raw_qp(&e, &tx);
+    raw_qp(&e, &rx);
+    raw_post_recv(&e, &rx, 0x21, 512);
+    udp_rule(&m, RAW_DPORT);
+    g_assert_cmpuint(flow_create(&e, rx.qpn, &m, NULL), ==, RNIC_CMD_OK);
+    /* Two rules of one QP that both match: one copy. */
+    memset(&m.dmac_mask, 0, sizeof(m.dmac_mask));
+    g_assert_cmpuint(flow_create(&e, rx.qpn, &m, NULL), ==, RNIC_CMD_OK);
+
+    build_udp(f, RAW_DPORT, 3);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, f, sizeof(f));
+    rt_send_wqe(&w, 0x20, RNIC_WR_SEND, 1);
+    rt_sge_of(&sge, &e.mr, 0, sizeof(f));
+    qrnic_post_send(e.r, &tx, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &tx);
+
+    n = rt_sock_recv(e.fd, got, sizeof(got), QRNIC_TIMEOUT_MS);
+    g_assert_cmpint(n, ==, sizeof(f));
+    g_assert_cmpmem(got, n, f, sizeof(f));
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    if (le32_to_cpu(cqe.qpn) == rx.qpn) {
+        /* The loopback may complete first. */
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x21);
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    } else {
+        raw_expect_recv(&e, &rx, 0x21, 512, f);
+    }
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, tx.qpn);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x20);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_SEND);
+    rt_assert_cq_empty(&e, &e.cq);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RAW_TX_PKTS), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RAW_RX_PKTS), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_LOOPBACK_PKTS), ==, 1);
+}
+
+/* Raw WQEs a raw QP cannot send fail alone, with the right status. */
+static void test_raw_bad_wqe(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp qp;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+
+    rt_env_basic(&e, obj, data);
+    raw_qp(&e, &qp);
+    /* Shorter than an Ethernet header. */
+    rt_send_wqe(&w, 0x31, RNIC_WR_SEND, 1);
+    rt_sge_of(&sge, &e.mr, 0, ETH_HLEN - 1);
+    qrnic_post_send(e.r, &qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &qp);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x31);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_LOC_LEN_ERR);
+    rt_assert_no_frame(&e, 50);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RAW_TX_PKTS), ==, 0);
+}
+
+/* Rules the device cannot honour are refused, each for its reason. */
+static void test_raw_flow_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp qp;
+    struct rnic_flow_match m;
+    uint32_t h1, h2;
+    uint64_t errs;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_INIT);
+    raw_qp(&e, &qp);
+    errs = rt_guest_errs(e.r);
+
+    udp_rule(&m, RAW_DPORT);
+    g_assert_cmpuint(flow_create(&e, e.qp.qpn, &m, NULL), ==,
+                     RNIC_CMD_ERR_PARAM);           /* an RC QP */
+    g_assert_cmpuint(flow_create(&e, 0x3ff, &m, NULL), ==,
+                     RNIC_CMD_ERR_HANDLE);          /* no such QP */
+    m.ip_ver = 5;
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, NULL), ==,
+                     RNIC_CMD_ERR_PARAM);
+    udp_rule(&m, RAW_DPORT);
+    m.ip_ver = 0;                   /* ports and protocol, but no IP */
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, NULL), ==,
+                     RNIC_CMD_ERR_PARAM);
+    udp_rule(&m, RAW_DPORT);
+    m.l4 = RNIC_FLOW_L4_ANY;        /* ports without TCP or UDP */
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, NULL), ==,
+                     RNIC_CMD_ERR_PARAM);
+    udp_rule(&m, RAW_DPORT);
+    m.dst_ip_mask[8] = 0xff;        /* IPv4 has 4 bytes */
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, NULL), ==,
+                     RNIC_CMD_ERR_PARAM);
+    udp_rule(&m, RAW_DPORT);
+    m.rsvd_108[1] = 1;
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, NULL), ==,
+                     RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, errs + 7);
+
+    /* max-flow=2: a third rule is over the limit until a QP goes. */
+    udp_rule(&m, RAW_DPORT);
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, &h1), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, &h2), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(h1, !=, h2);
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, NULL), ==,
+                     RNIC_CMD_ERR_RESOURCE);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, qp.qpn),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(flow_destroy(&e, h1), ==, RNIC_CMD_ERR_HANDLE);
+    raw_qp(&e, &qp);
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, NULL), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(flow_create(&e, qp.qpn, &m, NULL), ==, RNIC_CMD_OK);
+}
+
+/* max-flow=0 turns raw packet QPs off: there is no way to feed one. */
+static void test_raw_off(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp qp;
+    struct rnic_device_attr a;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_query_device(e.r, &a), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(le32_to_cpu(a.max_flow), ==, 0);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &qp, RNIC_QPT_RAW_PACKET, e.pdn,
+                                     e.cq.cqn, e.cq.cqn, 4, 4),
+                     ==, RNIC_CMD_ERR_NOT_SUPP);
+}
+
 static void register_rnic_eth_test(void)
 {
     rt_add("eth-rx", test_eth_rx);
@@ -488,6 +791,11 @@ static void register_rnic_eth_test(void)
     rt_add("eth-tx-bad-addr", test_eth_tx_bad_addr);
     rt_add("eth-rx-small-buf", test_eth_rx_small_buf);
     rt_add("eth-rx-bad-addr", test_eth_rx_bad_addr);
+    rt_add("raw-flow-rx", test_raw_flow_rx);
+    rt_add("raw-tx-loopback", test_raw_tx_loopback);
+    rt_add("raw-bad-wqe", test_raw_bad_wqe);
+    rt_add_opts("raw-flow-bad", test_raw_flow_bad, ",max-flow=2");
+    rt_add_opts("raw-off", test_raw_off, ",max-flow=0");
 }
 
 libqos_init(register_rnic_eth_test);
