@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * rnic: RoCEv2 wire format
+ * rnic: RoCE v2 and v1 wire format
  *
  * Parsing treats every frame as hostile: each read is preceded by a length
  * check against what is left of the frame, and lengths taken from headers
@@ -239,11 +239,20 @@ uint16_t rnic_udp6_csum(const uint8_t src[16], const uint8_t dst[16],
  *
  * IPv4 options are covered as part of the IP header, as IBTA specifies.
  */
+static const uint8_t rnic_lrh_ones[8] = {
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+};
+
+/* IPv6 header and GRH alike: traffic class, flow label, hop limit. */
+static void rnic_icrc_mask_ip6(uint8_t *h)
+{
+    h[0] |= 0x0f;
+    h[1] = h[2] = h[3] = 0xff;
+    h[7] = 0xff;
+}
+
 uint32_t rnic_icrc(const uint8_t *ip, size_t ip_hlen, size_t len)
 {
-    static const uint8_t lrh_ones[8] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-    };
     uint8_t masked[RNIC_IPV4_MAX_HLEN + RNIC_UDP_HLEN + RNIC_BTH_LEN];
     size_t mlen = ip_hlen + RNIC_UDP_HLEN + RNIC_BTH_LEN;
     uint32_t crc;
@@ -259,16 +268,36 @@ uint32_t rnic_icrc(const uint8_t *ip, size_t ip_hlen, size_t len)
         masked[8] = 0xff;                   /* TTL */
         masked[10] = masked[11] = 0xff;     /* header checksum */
     } else {
-        masked[0] |= 0x0f;                  /* traffic class, flow label */
-        masked[1] = masked[2] = masked[3] = 0xff;
-        masked[7] = 0xff;                   /* hop limit */
+        rnic_icrc_mask_ip6(masked);
     }
     masked[ip_hlen + 6] = masked[ip_hlen + 7] = 0xff;  /* UDP checksum */
     masked[ip_hlen + RNIC_UDP_HLEN + 4] = 0xff;        /* FECN/BECN/resv */
 
-    crc = libdeflate_crc32(0, lrh_ones, sizeof(lrh_ones));
+    crc = libdeflate_crc32(0, rnic_lrh_ones, sizeof(rnic_lrh_ones));
     crc = libdeflate_crc32(crc, masked, mlen);
     return libdeflate_crc32(crc, ip + mlen, len - mlen);
+}
+
+/*
+ * RoCE v1 carries the IB packet minus its LRH, so this is IBTA's own
+ * ICRC: the same all-ones LRH stand-in, the GRH with the fields routers
+ * rewrite masked, and the BTH with resv8a masked.
+ */
+uint32_t rnic_icrc_v1(const uint8_t *grh, size_t len)
+{
+    uint8_t masked[RNIC_GRH_LEN + RNIC_BTH_LEN];
+    uint32_t crc;
+
+    if (len < sizeof(masked)) {
+        return 0;
+    }
+    memcpy(masked, grh, sizeof(masked));
+    rnic_icrc_mask_ip6(masked);
+    masked[RNIC_GRH_LEN + 4] = 0xff;
+
+    crc = libdeflate_crc32(0, rnic_lrh_ones, sizeof(rnic_lrh_ones));
+    crc = libdeflate_crc32(crc, masked, sizeof(masked));
+    return libdeflate_crc32(crc, grh + sizeof(masked), len - sizeof(masked));
 }
 
 /* ---- Parser ---- */
@@ -331,6 +360,36 @@ static void rnic_parse_ext(const uint8_t *p, uint32_t flags, RnicPkt *out)
     }
 }
 
+/* The fields an IPv6 header and a GRH share. */
+static void rnic_parse_ip6(const uint8_t *ip, RnicPkt *out)
+{
+    out->ip_ver = 6;
+    out->tclass = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+    out->flow_label = rnic_ld24be(ip + 1) & 0xfffff;
+    out->ttl = ip[7];
+    memcpy(out->ip_src, ip + 8, 16);
+    memcpy(out->ip_dst, ip + 24, 16);
+}
+
+/* RoCE v1: the GRH stands where v2 has the IP and UDP headers. */
+static RnicWireErr rnic_parse_grh(const uint8_t *grh, size_t avail,
+                                  RnicPkt *out, size_t *l3_len)
+{
+    if (avail < RNIC_GRH_LEN) {
+        return RNIC_WIRE_E_TOO_SHORT;
+    }
+    if ((grh[0] >> 4) != 6) {
+        return RNIC_WIRE_E_IP_HDR;
+    }
+    out->roce_v1 = true;
+    rnic_parse_ip6(grh, out);
+    if (grh[6] != RNIC_GRH_NXTHDR_IBA) {
+        return RNIC_WIRE_E_NOT_ROCE;
+    }
+    *l3_len = RNIC_GRH_LEN + rnic_ld16be(grh + 4);
+    return RNIC_WIRE_OK;
+}
+
 RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
 {
     const RnicOpcodeInfo *info;
@@ -338,6 +397,7 @@ RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
     size_t off = RNIC_ETH_HLEN;
     size_t ip_hlen, ip_len, udp_len, avail, pay;
     uint16_t ethertype;
+    RnicWireErr err;
 
     memset(out, 0, sizeof(*out));
 
@@ -404,16 +464,17 @@ RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
         }
         ip_hlen = RNIC_IPV6_HLEN;
         ip_len = ip_hlen + rnic_ld16be(ip + 4);
-        out->ip_ver = 6;
-        out->tclass = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
-        out->flow_label = rnic_ld24be(ip + 1) & 0xfffff;
-        out->ttl = ip[7];
-        memcpy(out->ip_src, ip + 8, 16);
-        memcpy(out->ip_dst, ip + 24, 16);
+        rnic_parse_ip6(ip, out);
         /* Extension headers are not used by RoCEv2. */
         if (ip[6] != RNIC_IPPROTO_UDP) {
             return RNIC_WIRE_E_NOT_UDP;
         }
+    } else if (ethertype == RNIC_ETHERTYPE_ROCE_V1) {
+        err = rnic_parse_grh(ip, avail, out, &ip_len);
+        if (err != RNIC_WIRE_OK) {
+            return err;
+        }
+        ip_hlen = RNIC_GRH_LEN;
     } else {
         return RNIC_WIRE_E_NOT_IP;
     }
@@ -428,27 +489,32 @@ RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
         return RNIC_WIRE_E_IP_LEN;
     }
 
-    /* UDP */
-    if (ip_len - ip_hlen < RNIC_UDP_HLEN) {
-        return RNIC_WIRE_E_TOO_SHORT;
-    }
-    udp = ip + ip_hlen;
-    udp_len = rnic_ld16be(udp + 4);
-    if (udp_len != ip_len - ip_hlen) {
-        return RNIC_WIRE_E_UDP_LEN;
-    }
-    out->udp_sport = rnic_ld16be(udp);
-    out->udp_dport = rnic_ld16be(udp + 2);
-    if (out->udp_dport != RNIC_ROCE_UDP_PORT) {
-        return RNIC_WIRE_E_NOT_ROCE;
+    if (out->roce_v1) {
+        bth = ip + ip_hlen;
+        avail = ip_len - ip_hlen;
+    } else {
+        /* UDP */
+        if (ip_len - ip_hlen < RNIC_UDP_HLEN) {
+            return RNIC_WIRE_E_TOO_SHORT;
+        }
+        udp = ip + ip_hlen;
+        udp_len = rnic_ld16be(udp + 4);
+        if (udp_len != ip_len - ip_hlen) {
+            return RNIC_WIRE_E_UDP_LEN;
+        }
+        out->udp_sport = rnic_ld16be(udp);
+        out->udp_dport = rnic_ld16be(udp + 2);
+        if (out->udp_dport != RNIC_ROCE_UDP_PORT) {
+            return RNIC_WIRE_E_NOT_ROCE;
+        }
+        bth = udp + RNIC_UDP_HLEN;
+        avail = udp_len - RNIC_UDP_HLEN;
     }
 
     /* BTH and extension headers */
-    avail = udp_len - RNIC_UDP_HLEN;
     if (avail < RNIC_BTH_LEN + RNIC_ICRC_LEN) {
         return RNIC_WIRE_E_HDR_TRUNC;
     }
-    bth = udp + RNIC_UDP_HLEN;
     rnic_parse_bth(bth, &out->bth);
     if (out->bth.tver != RNIC_BTH_TVER) {
         return RNIC_WIRE_E_TVER;
@@ -476,7 +542,9 @@ RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
 
     /* ICRC last: it is the most expensive check. */
     out->icrc = rnic_ld32le(frame + out->frame_len - RNIC_ICRC_LEN);
-    if (rnic_icrc(ip, ip_hlen, ip_len - RNIC_ICRC_LEN) != out->icrc) {
+    if ((out->roce_v1 ? rnic_icrc_v1(ip, ip_len - RNIC_ICRC_LEN)
+                      : rnic_icrc(ip, ip_hlen, ip_len - RNIC_ICRC_LEN))
+        != out->icrc) {
         return RNIC_WIRE_E_ICRC;
     }
     return RNIC_WIRE_OK;
@@ -492,7 +560,9 @@ int rnic_wire_hdr_len(const RnicPkt *p)
     if (!info) {
         return -EINVAL;
     }
-    if (p->ip_ver == 4) {
+    if (p->roce_v1) {
+        len = RNIC_ETH_HLEN + RNIC_GRH_LEN;
+    } else if (p->ip_ver == 4) {
         len += RNIC_IPV4_HLEN;
     } else if (p->ip_ver == 6) {
         len += RNIC_IPV6_HLEN;
@@ -525,8 +595,9 @@ int rnic_wire_frame_len(const RnicPkt *p)
     }
     total = (uint64_t)hlen + p->payload_len + rnic_pad_len(p->payload_len) +
             RNIC_ICRC_LEN;
-    /* IPv4 total length and IPv6 payload length are both 16 bits. */
-    if (total - l3_off - (p->ip_ver == 6 ? RNIC_IPV6_HLEN : 0) > 0xffff) {
+    /* IPv4 total length, IPv6 and GRH payload length are all 16 bits. */
+    if (total - l3_off - (p->roce_v1 || p->ip_ver == 6 ? RNIC_IPV6_HLEN : 0)
+        > 0xffff) {
         return -EMSGSIZE;
     }
     return (int)total;
@@ -577,6 +648,19 @@ static uint8_t *rnic_build_ext(const RnicPkt *p, uint32_t flags, uint8_t *b)
     return b;
 }
 
+/* An IPv6 header or a GRH (same layout); finalize sets the length. */
+static uint8_t *rnic_build_ip6(const RnicPkt *p, uint8_t nxthdr, uint8_t *b)
+{
+    rnic_st32be(b, 6u << 28 | (uint32_t)p->tclass << 20 |
+                   (p->flow_label & 0xfffff));
+    rnic_st16be(b + 4, 0);
+    b[6] = nxthdr;
+    b[7] = p->ttl;
+    memcpy(b + 8, p->ip_src, 16);
+    memcpy(b + 24, p->ip_dst, 16);
+    return b + RNIC_IPV6_HLEN;
+}
+
 int rnic_wire_build_hdr(const RnicPkt *p, uint8_t *buf, size_t size)
 {
     int total = rnic_wire_frame_len(p);
@@ -600,7 +684,10 @@ int rnic_wire_build_hdr(const RnicPkt *p, uint8_t *buf, size_t size)
         b += RNIC_VLAN_HLEN;
     }
 
-    if (p->ip_ver == 4) {
+    if (p->roce_v1) {
+        rnic_st16be(b, RNIC_ETHERTYPE_ROCE_V1);
+        b = rnic_build_ip6(p, RNIC_GRH_NXTHDR_IBA, b + 2);
+    } else if (p->ip_ver == 4) {
         rnic_st16be(b, RNIC_ETHERTYPE_IPV4);
         b += 2;
         b[0] = 0x45;
@@ -616,21 +703,15 @@ int rnic_wire_build_hdr(const RnicPkt *p, uint8_t *buf, size_t size)
         b += RNIC_IPV4_HLEN;
     } else {
         rnic_st16be(b, RNIC_ETHERTYPE_IPV6);
-        b += 2;
-        rnic_st32be(b, 6u << 28 | (uint32_t)p->tclass << 20 |
-                       (p->flow_label & 0xfffff));
-        rnic_st16be(b + 4, 0);              /* payload length: finalize */
-        b[6] = RNIC_IPPROTO_UDP;
-        b[7] = p->ttl;
-        memcpy(b + 8, p->ip_src, 16);
-        memcpy(b + 24, p->ip_dst, 16);
-        b += RNIC_IPV6_HLEN;
+        b = rnic_build_ip6(p, RNIC_IPPROTO_UDP, b + 2);
     }
 
-    rnic_st16be(b, p->udp_sport);
-    rnic_st16be(b + 2, RNIC_ROCE_UDP_PORT);
-    rnic_st32be(b + 4, 0);                  /* length, checksum: finalize */
-    b += RNIC_UDP_HLEN;
+    if (!p->roce_v1) {
+        rnic_st16be(b, p->udp_sport);
+        rnic_st16be(b + 2, RNIC_ROCE_UDP_PORT);
+        rnic_st32be(b + 4, 0);              /* length, checksum: finalize */
+        b += RNIC_UDP_HLEN;
+    }
 
     b[0] = p->bth.opcode;
     b[1] = (p->bth.se ? 0x80 : 0) | (p->bth.mig ? 0x40 : 0) |
@@ -663,12 +744,19 @@ int rnic_wire_finalize(const RnicPkt *p, uint8_t *buf, size_t size)
         return -ENOSPC;
     }
     ip = buf + l3_off;
+    end = buf + hlen + p->payload_len;
+    memset(end, 0, pad);
+    if (p->roce_v1) {
+        bth = ip + RNIC_GRH_LEN;
+        bth[1] = (bth[1] & ~0x30) | pad << 4;
+        rnic_st16be(ip + 4, buf + total - bth);
+        rnic_st32le(end + pad, rnic_icrc_v1(ip, end + pad - ip));
+        return total;
+    }
     udp = ip + ip_hlen;
     bth = udp + RNIC_UDP_HLEN;
-    end = buf + hlen + p->payload_len;
     udp_len = buf + total - udp;
 
-    memset(end, 0, pad);
     bth[1] = (bth[1] & ~0x30) | pad << 4;
     rnic_st16be(udp + 4, udp_len);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * rnic: RoCEv2 wire format (Ethernet / IPv4 or IPv6 / UDP / IBA transport)
+ * rnic: RoCE wire format: v2 (Ethernet / IPv4 or IPv6 / UDP / IBA transport)
+ * and v1 (Ethernet / GRH / IBA transport)
  *
  * Pure packet logic shared by the rnic transport engine: opcode table,
  * frame parser and builder, ICRC, PSN arithmetic and AETH helpers.
@@ -25,12 +26,16 @@
 #define RNIC_ETHERTYPE_IPV4         0x0800
 #define RNIC_ETHERTYPE_IPV6         0x86dd
 #define RNIC_ETHERTYPE_VLAN         0x8100
+#define RNIC_ETHERTYPE_ROCE_V1      0x8915
 
 #define RNIC_IPV4_HLEN              20
 #define RNIC_IPV4_MAX_HLEN          60
 #define RNIC_IPV6_HLEN              40
 #define RNIC_IPPROTO_UDP            17
 #define RNIC_UDP_HLEN               8
+/* The IBA global route header: IPv6-shaped, next header names the BTH. */
+#define RNIC_GRH_LEN                40
+#define RNIC_GRH_NXTHDR_IBA         0x1b
 
 #define RNIC_ROCE_UDP_PORT          4791
 /* RoCEv2 source ports carry flow entropy in this range. */
@@ -247,6 +252,13 @@ typedef struct RnicPkt {
     bool has_vlan;
     uint16_t vlan_tci;      /* PCP/DEI/VID as on the wire */
 
+    /*
+     * RoCE v1: EtherType 0x8915 and a GRH where v2 has IP and UDP.  The
+     * GRH is IPv6-shaped, so ip_ver is 6 and the ip_ and flow fields
+     * below are its SGID, DGID, hop limit, traffic class and flow label.
+     * The builder ignores ip_ver and the udp_ fields of a v1 packet.
+     */
+    bool roce_v1;
     uint8_t ip_ver;         /* 4 or 6 */
     /* IPv4 addresses are IPv4-mapped (::ffff:a.b.c.d), like RoCEv2 GIDs. */
     uint8_t ip_src[16];
@@ -288,13 +300,13 @@ typedef struct RnicPkt {
 typedef enum RnicWireErr {
     RNIC_WIRE_OK = 0,
     RNIC_WIRE_E_TOO_SHORT,      /* shorter than Ethernet/IP/UDP headers */
-    RNIC_WIRE_E_NOT_IP,         /* EtherType neither IPv4 nor IPv6 */
+    RNIC_WIRE_E_NOT_IP,         /* EtherType not IPv4, IPv6 or RoCE v1 */
     RNIC_WIRE_E_IP_HDR,         /* bad version/IHL, or a fragment */
     RNIC_WIRE_E_IP_CSUM,        /* IPv4 header checksum mismatch */
-    RNIC_WIRE_E_IP_LEN,         /* IP length disagrees with frame length */
+    RNIC_WIRE_E_IP_LEN,         /* IP/GRH length disagrees with frame's */
     RNIC_WIRE_E_NOT_UDP,
     RNIC_WIRE_E_UDP_LEN,        /* UDP length disagrees with IP length */
-    RNIC_WIRE_E_NOT_ROCE,       /* UDP destination port is not 4791 */
+    RNIC_WIRE_E_NOT_ROCE,       /* UDP port not 4791, GRH next hdr not BTH */
     RNIC_WIRE_E_TVER,           /* BTH transport version is not 0 */
     RNIC_WIRE_E_OPCODE,         /* opcode not implemented */
     RNIC_WIRE_E_HDR_TRUNC,      /* datagram too short for its headers */
@@ -307,7 +319,7 @@ typedef enum RnicWireErr {
 const char *rnic_wire_err_str(RnicWireErr err);
 
 /*
- * Parse and validate a RoCEv2 frame (no FCS).  On RNIC_WIRE_OK every
+ * Parse and validate a RoCE v2 or v1 frame (no FCS).  On RNIC_WIRE_OK every
  * field of @out is filled.  On RNIC_WIRE_E_ICRC the headers have been
  * fully decoded, which helps diagnostics; on other errors @out is
  * unspecified.  The UDP checksum is not verified: the ICRC already
@@ -319,7 +331,7 @@ RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out);
 
 /*
  * Length of the Ethernet..extension header stack for @p (uses has_vlan,
- * ip_ver and bth.opcode), or -EINVAL.
+ * roce_v1, ip_ver and bth.opcode), or -EINVAL.
  */
 int rnic_wire_hdr_len(const RnicPkt *p);
 
@@ -362,6 +374,12 @@ int rnic_wire_encode(const RnicPkt *p, const void *payload,
  * rxe and RoCE hardware place it.  Requires len >= ip_hlen + UDP + BTH.
  */
 uint32_t rnic_icrc(const uint8_t *ip, size_t ip_hlen, size_t len);
+
+/*
+ * ICRC of a RoCE v1 packet: @grh points at the GRH and @len counts from
+ * there up to, not including, the ICRC.  Requires len >= GRH + BTH.
+ */
+uint32_t rnic_icrc_v1(const uint8_t *grh, size_t len);
 
 /*
  * The checksum an IPv4 header of @hlen bytes should carry.  The current

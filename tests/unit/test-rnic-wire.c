@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests for the rnic RoCEv2 wire codec.
+ * Unit tests for the rnic RoCE v2 and v1 wire codec.
  *
  * Usage: test-rnic-wire [group...]; with no argument every group runs.
  */
@@ -858,6 +858,183 @@ static void test_addressing(void)
     }
 }
 
+/* ---- RoCE v1 ---- */
+
+/*
+ * An RC SEND_ONLY ("hello", pad 3) from fe80::1 to fe80::2 over RoCE v1:
+ * traffic class 0x12, flow label 0x34567, hop limit 0x40, BECN set.  The
+ * ICRC was computed apart from this codec, with Python's zlib.crc32 over
+ * eight 0xff bytes, the GRH with its first four bytes and hop limit set
+ * to ones, the BTH with byte 4 set to ones, then payload and pad.
+ */
+static const uint8_t v1_frame[] = {
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00,
+    0x00, 0x00, 0x00, 0x01, 0x89, 0x15, 0x61, 0x23,
+    0x45, 0x67, 0x00, 0x18, 0x1b, 0x40, 0xfe, 0x80,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xfe, 0x80,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x04, 0xb0,
+    0xff, 0xff, 0x40, 0x00, 0x00, 0x11, 0x80, 0x00,
+    0x01, 0x23, 0x68, 0x65, 0x6c, 0x6c, 0x6f, 0x00,
+    0x00, 0x00, 0x95, 0xa1, 0xea, 0xb4,
+};
+#define V1_ICRC     0xb4eaa195u
+
+/* Bitwise reference: LRH ones, masked GRH and BTH, the rest as is. */
+static uint32_t ref_icrc_v1(const uint8_t *grh, size_t len)
+{
+    uint8_t ones[8], m[52];
+    uint32_t crc;
+
+    memset(ones, 0xff, sizeof(ones));
+    memcpy(m, grh, sizeof(m));
+    m[0] |= 0x0f;
+    m[1] = m[2] = m[3] = m[7] = 0xff;
+    m[40 + 4] = 0xff;
+    crc = ref_crc32_raw(0xffffffffu, ones, sizeof(ones));
+    crc = ref_crc32_raw(crc, m, sizeof(m));
+    return ~ref_crc32_raw(crc, grh + sizeof(m), len - sizeof(m));
+}
+
+static void v1_vector_pkt(RnicPkt *p)
+{
+    memset(p, 0, sizeof(*p));
+    memcpy(p->eth_dst, v1_frame, 6);
+    memcpy(p->eth_src, v1_frame + 6, 6);
+    p->roce_v1 = true;
+    memcpy(p->ip_src, v1_frame + 22, 16);
+    memcpy(p->ip_dst, v1_frame + 38, 16);
+    p->tclass = 0x12;
+    p->flow_label = 0x34567;
+    p->ttl = 0x40;
+    p->bth.opcode = RNIC_OPC_RC_SEND_ONLY;
+    p->bth.se = true;
+    p->bth.pkey = 0xffff;
+    p->bth.becn = true;
+    p->bth.dqpn = 0x11;
+    p->bth.ack_req = true;
+    p->bth.psn = 0x123;
+    p->payload_len = 5;
+}
+
+static void test_roce_v1(void)
+{
+    uint8_t buf[BUF_SIZE], f[sizeof(v1_frame) + 4];
+    unsigned opc, v;
+    RnicPkt p, q;
+    int len;
+
+    /* The independent vector: parse, ICRC and a byte-exact rebuild. */
+    CHECK_EQ(rnic_icrc_v1(v1_frame + 14, sizeof(v1_frame) - 18), V1_ICRC);
+    CHECK_EQ(ref_icrc_v1(v1_frame + 14, sizeof(v1_frame) - 18), V1_ICRC);
+    CHECK_ERR(rnic_wire_parse(v1_frame, sizeof(v1_frame), &q), RNIC_WIRE_OK);
+    CHECK(q.roce_v1);
+    CHECK_EQ(q.ip_ver, 6);
+    CHECK_EQ(q.tclass, 0x12);
+    CHECK_EQ(q.flow_label, 0x34567);
+    CHECK_EQ(q.ttl, 0x40);
+    CHECK(!memcmp(q.ip_src, v1_frame + 22, 16));
+    CHECK(!memcmp(q.ip_dst, v1_frame + 38, 16));
+    CHECK_EQ(q.bth.opcode, RNIC_OPC_RC_SEND_ONLY);
+    CHECK(q.bth.se && q.bth.becn && q.bth.ack_req);
+    CHECK_EQ(q.bth.pad, 3);
+    CHECK_EQ(q.bth.dqpn, 0x11);
+    CHECK_EQ(q.bth.psn, 0x123);
+    CHECK_EQ(q.l3_off, 14);
+    CHECK_EQ(q.bth_off, 54);
+    CHECK_EQ(q.payload_off, 66);
+    CHECK_EQ(q.payload_len, 5);
+    CHECK_EQ(q.frame_len, sizeof(v1_frame));
+    CHECK_EQ(q.icrc, V1_ICRC);
+
+    v1_vector_pkt(&p);
+    CHECK_EQ(rnic_wire_hdr_len(&p), 66);
+    memset(buf, 0xa5, sizeof(buf));
+    len = rnic_wire_encode(&p, "hello", buf, sizeof(buf));
+    CHECK_EQ(len, sizeof(v1_frame));
+    CHECK(!memcmp(buf, v1_frame, sizeof(v1_frame)));
+    CHECK_EQ(buf[sizeof(v1_frame)], 0xa5);
+
+    /* Fields routers rewrite are outside the ICRC; the rest is inside. */
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    f[14] = 0x6f;
+    f[15] ^= 0xff;
+    f[17] ^= 0x55;
+    f[21] = 1;
+    f[58] ^= 0x80;
+    CHECK_ERR(rnic_wire_parse(f, sizeof(v1_frame), &q), RNIC_WIRE_OK);
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    f[53] ^= 1;                                 /* DGID */
+    CHECK_ERR(rnic_wire_parse(f, sizeof(v1_frame), &q), RNIC_WIRE_E_ICRC);
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    f[62] ^= 1;                                 /* BTH ack-request byte */
+    CHECK_ERR(rnic_wire_parse(f, sizeof(v1_frame), &q), RNIC_WIRE_E_ICRC);
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    f[70] ^= 1;                                 /* payload */
+    CHECK_ERR(rnic_wire_parse(f, sizeof(v1_frame), &q), RNIC_WIRE_E_ICRC);
+
+    /* Malformed GRHs. */
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    f[20] = RNIC_IPPROTO_UDP;                   /* next header */
+    CHECK_ERR(rnic_wire_parse(f, sizeof(v1_frame), &q), RNIC_WIRE_E_NOT_ROCE);
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    f[14] = 0x41;                               /* IP version 4 */
+    CHECK_ERR(rnic_wire_parse(f, sizeof(v1_frame), &q), RNIC_WIRE_E_IP_HDR);
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    f[19] += 4;                                 /* PayLen past the end */
+    CHECK_ERR(rnic_wire_parse(f, sizeof(v1_frame), &q), RNIC_WIRE_E_IP_LEN);
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    memset(f + sizeof(v1_frame), 0, 4);
+    CHECK_ERR(rnic_wire_parse(f, sizeof(f), &q), RNIC_WIRE_E_IP_LEN);
+    CHECK_ERR(rnic_wire_parse(v1_frame, 14 + 39, &q), RNIC_WIRE_E_TOO_SHORT);
+    memcpy(f, v1_frame, sizeof(v1_frame));
+    f[19] = 12;                                 /* BTH only, no ICRC */
+    CHECK_ERR(rnic_wire_parse(f, 14 + 40 + 12, &q), RNIC_WIRE_E_HDR_TRUNC);
+
+    /* Every opcode, tagged and not, survives a round trip as v1. */
+    for (opc = 0; opc < 256; opc++) {
+        const RnicOpcodeInfo *info = rnic_opcode_info(opc);
+        uint32_t plen;
+
+        if (!info) {
+            continue;
+        }
+        for (v = 0; v < 4; v++) {
+            size_t l3 = (v & 1) ? 18 : 14;
+
+            plen = (info->flags & RNIC_OPF_PAYLOAD) ? ((v & 2) ? 1023 : 4) : 0;
+            test_fill_pkt(&p, opc, 6, v & 1, plen);
+            p.roce_v1 = true;
+            p.ip_ver = 0;
+            len = build(&p, buf, sizeof(buf));
+            CHECK_EQ(len, rnic_wire_frame_len(&p));
+            CHECK_EQ(rnic_wire_hdr_len(&p), l3 + 40 + info->hdr_len);
+            if (len <= 0) {
+                continue;
+            }
+            CHECK_EQ(rnic_ld16be(buf + l3 - 2), RNIC_ETHERTYPE_ROCE_V1);
+            CHECK_EQ(buf[l3 + 6], 0x1b);
+            CHECK_EQ(rnic_ld16be(buf + l3 + 4), len - l3 - 40);
+            CHECK_ERR(rnic_wire_parse(buf, len, &q), RNIC_WIRE_OK);
+            CHECK(q.roce_v1);
+            CHECK_EQ(q.has_vlan, !!(v & 1));
+            CHECK_EQ(q.bth.opcode, opc);
+            CHECK_EQ(q.bth.dqpn, 0xabcdef);
+            CHECK_EQ(q.flow_label, 0xabcde);
+            CHECK_EQ(q.payload_len, plen);
+            CHECK_EQ(q.bth_off, l3 + 40);
+            CHECK(!memcmp(buf + q.payload_off, payload_pattern, plen));
+            CHECK_EQ(q.icrc, ref_icrc_v1(buf + l3, len - l3 - 4));
+        }
+    }
+
+    /* GRH PayLen is 16 bits, like the IPv6 payload length. */
+    test_fill_pkt(&p, RNIC_OPC_RC_SEND_ONLY, 6, false, 0xffff);
+    p.roce_v1 = true;
+    CHECK_EQ(rnic_wire_frame_len(&p), -EMSGSIZE);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -874,6 +1051,7 @@ static const struct {
     { "psn", test_psn },
     { "aeth", test_aeth },
     { "addressing", test_addressing },
+    { "roce-v1", test_roce_v1 },
 };
 
 int main(int argc, char **argv)
