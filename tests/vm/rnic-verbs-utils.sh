@@ -4,9 +4,9 @@
 # The other rdma-core example programs between two VMs over rnic, VM 0
 # serving and VM 1 connecting: ibv_uc_pingpong, ibv_ud_pingpong and
 # ibv_srq_pingpong (all with -c, which checks the data), ucmatose with
-# several connections, udaddy, rstream and riostream over the RDMA CM, and
-# mckey to a multicast group.  Each program's own exit status and "invalid
-# data" report decide.
+# several connections, udaddy, rstream, riostream and rping -V over the RDMA
+# CM, and mckey to a multicast group.  Each program's own exit status and
+# "invalid data" report decide.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
 fail() { echo "rnic-verbs-utils: FAILED: $*"; exit 1; }
@@ -43,6 +43,12 @@ run ucmatose "ucmatose -b $me -c 4 -C 20" "ucmatose -s $peer -c 4 -C 20"
 run udaddy "udaddy -b $me -c 2 -C 20" "udaddy -s $peer -c 2 -C 20"
 run rstream "rstream -b $me -S 65536 -C 100" "rstream -s $peer -S 65536 -C 100"
 run riostream "riostream -b $me -S 65536 -C 100" "riostream -s $peer -S 65536 -C 100"
+# rping -V: RDMA READ, WRITE and SEND of a pattern, every round compared
+# byte for byte; the client must also have printed all 1000 rounds (it
+# exits 0 on a disconnect).
+run rping "rping -s -a $me -V -C 1000" \
+    "set -o pipefail; rping -c -a $peer -V -v -C 1000 |
+     awk '/^ping data: rdma-ping-/ {n++} END {print n + 0, \"rounds\"; exit n != 1000}'"
 
 # mckey: VM 0 joins and waits for 10 messages; VM 1 keeps sending rounds
 # of 10 until VM 0 has had time to join.
