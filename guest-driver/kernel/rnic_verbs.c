@@ -1166,6 +1166,8 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_RAW_TX_PKTS].name = "raw_tx_pkts",
 	[RNIC_CNT_RAW_RX_PKTS].name = "raw_rx_pkts",
 	[RNIC_CNT_RAW_RX_DROPPED].name = "raw_rx_dropped",
+	[RNIC_CNT_TX_ROCE_V1].name = "tx_roce_v1_pkts",
+	[RNIC_CNT_RX_ROCE_V1].name = "rx_roce_v1_pkts",
 };
 
 static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);

@@ -168,6 +168,8 @@ enum rnic_counter {
     RNIC_CNT_RAW_TX_PKTS,       /* frames sent by raw packet QPs */
     RNIC_CNT_RAW_RX_PKTS,       /* frames flow rules steered to a raw QP */
     RNIC_CNT_RAW_RX_DROPPED,    /* steered, but the QP could not take it */
+    RNIC_CNT_TX_ROCE_V1,        /* RoCE v1 packets among TX_PKTS */
+    RNIC_CNT_RX_ROCE_V1,        /* RoCE v1 packets received intact */
     RNIC_CNT_MAX
 };
 
@@ -381,9 +383,14 @@ struct rnic_cmd_query {
 };
 RNIC_SIZE_CHECK(struct rnic_cmd_query, 16);
 
+/*
+ * A v1 GID holds any 16 bytes (an IPv4-mapped, IPv6 or link-local GID);
+ * QPs and AHs whose source GID is v1 send RoCE v1 (EtherType 0x8915).
+ */
 enum rnic_gid_type {
     RNIC_GID_ROCE_V2_IPV4 = 1,  /* ::ffff:a.b.c.d */
     RNIC_GID_ROCE_V2_IPV6 = 2,
+    RNIC_GID_ROCE_V1 = 3,
 };
 
 struct rnic_cmd_gid {
@@ -523,7 +530,9 @@ enum rnic_qp_state {
 #define RNIC_ACCESS_FLUSH_GLOBAL    (1u << 8)
 #define RNIC_ACCESS_FLUSH_PERSISTENT (1u << 9)
 
+/* The source GID's type decides the wire format; an AV may say either. */
 enum rnic_net_type {
+    RNIC_NET_ROCE_V1 = 1,
     RNIC_NET_IPV4 = 4,
     RNIC_NET_IPV6 = 6,
 };

@@ -205,12 +205,13 @@ RnicSRQ *rnic_srq_get(RnicState *s, uint32_t srqn)
     return &s->srq[srqn];
 }
 
-int rnic_gid_find(RnicState *s, const uint8_t gid[16])
+int rnic_gid_find(RnicState *s, const uint8_t gid[16], bool roce_v1)
 {
     uint32_t i;
 
     for (i = 0; s->gid && i < s->prop.max_gid; i++) {
-        if (s->gid[i].valid && !memcmp(s->gid[i].gid, gid, 16)) {
+        if (s->gid[i].valid && !memcmp(s->gid[i].gid, gid, 16) &&
+            (s->gid[i].type == RNIC_GID_ROCE_V1) == roce_v1) {
             return i;
         }
     }
@@ -333,9 +334,9 @@ static uint8_t cmd_set_gid(RnicCmdCtx *c)
     if (idx >= c->s->prop.max_gid) {
         return rnic_cmd_err_param(c, "gid index", idx, c->s->prop.max_gid - 1);
     }
-    if (g->type != RNIC_GID_ROCE_V2_IPV4 && g->type != RNIC_GID_ROCE_V2_IPV6) {
-        return rnic_cmd_err_param(c, "gid type", g->type,
-                                  RNIC_GID_ROCE_V2_IPV6);
+    if (g->type != RNIC_GID_ROCE_V2_IPV4 && g->type != RNIC_GID_ROCE_V2_IPV6 &&
+        g->type != RNIC_GID_ROCE_V1) {
+        return rnic_cmd_err_param(c, "gid type", g->type, RNIC_GID_ROCE_V1);
     }
     if (g->type == RNIC_GID_ROCE_V2_IPV4 && !rnic_ip_is_v4_mapped(g->gid)) {
         return rnic_cmd_err_param(c, "IPv4 gid not v4-mapped", idx, 0);

@@ -42,9 +42,20 @@ static bool rnic_mac_is_ours(RnicState *s, const uint8_t *mac)
     return !memcmp(mac, s->conf.macaddr.a, RNIC_ETH_ALEN);
 }
 
+static bool rnic_net_is_roce_v1(const uint8_t *buf, size_t len)
+{
+    uint16_t type = rnic_ld16be(buf + 12);
+
+    if (type == RNIC_ETHERTYPE_VLAN && len >= RNIC_ETH_HLEN + RNIC_VLAN_HLEN) {
+        type = rnic_ld16be(buf + 16);
+    }
+    return type == RNIC_ETHERTYPE_ROCE_V1;
+}
+
 /*
  * True for IPv4/IPv6 UDP to port 4791 whose destination IP is one of our
- * valid GIDs.  Only the headers needed to decide are looked at; the
+ * valid v2 GIDs, and for RoCE v1 (EtherType 0x8915) whose GRH names one
+ * of our v1 GIDs.  Only the headers needed to decide are looked at; the
  * transport parses and checks the whole frame.
  */
 static bool rnic_net_roce_for_us(RnicState *s, const uint8_t *buf, size_t len)
@@ -53,6 +64,7 @@ static bool rnic_net_roce_for_us(RnicState *s, const uint8_t *buf, size_t len)
     uint16_t type;
     const uint8_t *ip, *udp;
     uint8_t dst[16];
+    bool v1 = false;
 
     if (len < RNIC_ETH_HLEN) {
         return false;
@@ -87,13 +99,20 @@ static bool rnic_net_roce_for_us(RnicState *s, const uint8_t *buf, size_t len)
         }
         memcpy(dst, ip + 24, sizeof(dst));
         udp = ip + RNIC_IPV6_HLEN;
+    } else if (type == RNIC_ETHERTYPE_ROCE_V1) {
+        if (len < off + RNIC_GRH_LEN || ip[6] != RNIC_GRH_NXTHDR_IBA) {
+            return false;
+        }
+        memcpy(dst, ip + 24, sizeof(dst));
+        udp = NULL;
+        v1 = true;
     } else {
         return false;
     }
-    if (rnic_ld16be(udp + 2) != RNIC_ROCE_UDP_PORT) {
+    if (udp && rnic_ld16be(udp + 2) != RNIC_ROCE_UDP_PORT) {
         return false;
     }
-    if (rnic_gid_find(s, dst) >= 0) {
+    if (rnic_gid_find(s, dst, v1) >= 0) {
         return true;
     }
     /* Group frames are for us when one of our UD QPs joined the group. */
@@ -245,6 +264,18 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
         trace_rnic_net_rx_raw(len);
         rnic_net_rx_queue(s, buf, len);
         return len;
+    }
+    /*
+     * No host stack speaks RoCE v1, so a v1 frame that is not for one of
+     * our GIDs is the RoCE engine's to drop; promiscuous mode still lets
+     * the driver see it.
+     */
+    if ((ours || group) && rnic_net_is_roce_v1(buf, len)) {
+        trace_rnic_net_rx_v1_unknown(len);
+        s->cnt[RNIC_CNT_RX_DROPPED]++;
+        if (!(s->net_ctrl & RNIC_NET_CTRL_PROMISC)) {
+            return len;
+        }
     }
     /* No multicast filter table: every group frame is accepted. */
     if (!ours && !group && !(s->net_ctrl & RNIC_NET_CTRL_PROMISC)) {

@@ -49,6 +49,8 @@ static const char *const rnic_cnt_names[RNIC_CNT_MAX] = {
     [RNIC_CNT_RAW_TX_PKTS] = "raw_tx_pkts",
     [RNIC_CNT_RAW_RX_PKTS] = "raw_rx_pkts",
     [RNIC_CNT_RAW_RX_DROPPED] = "raw_rx_dropped",
+    [RNIC_CNT_TX_ROCE_V1] = "tx_roce_v1_pkts",
+    [RNIC_CNT_RX_ROCE_V1] = "rx_roce_v1_pkts",
 };
 
 /* The tables exist from realize on. */
@@ -300,7 +302,8 @@ static void rnic_hmp_one(Monitor *mon, RnicState *s)
     for (i = 0; i < s->prop.max_gid; i++) {
         if (s->gid[i].valid &&
             inet_ntop(AF_INET6, s->gid[i].gid, gid, sizeof(gid))) {
-            monitor_printf(mon, "  gid %u: %s\n", i, gid);
+            monitor_printf(mon, "  gid %u: %s (RoCE %s)\n", i, gid,
+                           s->gid[i].type == RNIC_GID_ROCE_V1 ? "v1" : "v2");
         }
     }
     monitor_printf(mon, "  objects (host memory %" PRIu64 " of %" PRIu64

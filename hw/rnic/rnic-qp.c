@@ -524,7 +524,8 @@ static uint8_t check_qp_attr_values(RnicCmdCtx *c, RnicQP *qp,
             return rnic_cmd_err_param(c, "av.sgid_index", av->sgid_index,
                                       s->prop.max_gid - 1);
         }
-        if (av->net_type != RNIC_NET_IPV4 && av->net_type != RNIC_NET_IPV6) {
+        if (av->net_type != RNIC_NET_IPV4 && av->net_type != RNIC_NET_IPV6 &&
+            av->net_type != RNIC_NET_ROCE_V1) {
             return rnic_cmd_err_param(c, "av.net_type", av->net_type,
                                       RNIC_NET_IPV6);
         }

@@ -94,7 +94,11 @@ bool rnic_tp_pkt_init(RnicState *s, RnicQP *qp, const RnicAV *av,
         p->has_vlan = true;
         p->vlan_tci = gid->vlan_id;
     }
-    if (gid->type == RNIC_GID_ROCE_V2_IPV4) {
+    if (gid->type == RNIC_GID_ROCE_V1) {
+        /* The GRH is IPv6-shaped and carries any GID, mapped or not. */
+        p->roce_v1 = true;
+        p->ip_ver = 6;
+    } else if (gid->type == RNIC_GID_ROCE_V2_IPV4) {
         /* An IPv4 source cannot reach an IPv6 destination. */
         if (!rnic_ip_is_v4_mapped(av->dgid)) {
             return false;
@@ -144,6 +148,9 @@ bool rnic_tp_xmit(RnicState *s, RnicQP *qp, RnicPkt *p, const void *payload)
                      p->bth.psn, p->payload_len);
     s->cnt[RNIC_CNT_TX_PKTS]++;
     s->cnt[RNIC_CNT_TX_BYTES] += flen;
+    if (p->roce_v1) {
+        s->cnt[RNIC_CNT_TX_ROCE_V1]++;
+    }
     rnic_net_roce_tx(s, buf, flen);
     return true;
 }

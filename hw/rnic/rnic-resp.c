@@ -912,7 +912,8 @@ static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
         .status = RNIC_WC_SUCCESS,
         .src_qp = p->deth.src_qp,
         .flags = RNIC_CQE_GRH,
-        .net_type = p->ip_ver == 4 ? RNIC_NET_IPV4 : RNIC_NET_IPV6,
+        .net_type = p->roce_v1 ? RNIC_NET_ROCE_V1 :
+                    p->ip_ver == 4 ? RNIC_NET_IPV4 : RNIC_NET_IPV6,
     };
     uint32_t want_qkey = qp->type == RNIC_QPT_GSI ? RNIC_TP_GSI_QKEY : qp->qkey;
     RnicMemErr err;
@@ -927,7 +928,10 @@ static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
         s->cnt[RNIC_CNT_RX_DROPPED]++;
         return;
     }
-    /* The GRH slot carries the IP header: IPv4 in its last 20 bytes. */
+    /*
+     * The GRH slot carries the IP header, IPv4 in its last 20 bytes, or
+     * the GRH itself (RoCE v1 is IPv6-shaped: ip_ver 6).
+     */
     if (p->ip_ver == 4) {
         memcpy(grh + 20, frame + p->l3_off, RNIC_IPV4_HLEN);
     } else {
@@ -1106,7 +1110,8 @@ static void rnic_rx_drop(RnicState *s, uint32_t qpn, const char *why)
  * vector names, at the GID it sends from.  The UDP source port is not
  * part of it: RoCEv2 makes it an entropy field that peers derive from
  * the flow label or the QPNs as they see fit.  RC and UC BTHs carry no
- * source QPN to compare with dest_qpn.
+ * source QPN to compare with dest_qpn.  The RoCE version is part of it:
+ * a QP whose source GID is v1 talks v1 only.
  */
 static const char *rnic_rx_source_check(RnicState *s, const RnicQP *qp,
                                         const RnicPkt *p)
@@ -1126,6 +1131,9 @@ static const char *rnic_rx_source_check(RnicState *s, const RnicQP *qp,
                                              : NULL;
     if (!g || !g->valid || memcmp(p->ip_dst, g->gid, 16)) {
         return "destination GID is not the QP's source GID";
+    }
+    if ((g->type == RNIC_GID_ROCE_V1) != p->roce_v1) {
+        return "RoCE version is not the QP's source GID's";
     }
     return NULL;
 }
@@ -1191,6 +1199,9 @@ void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
     if (!info) {
         rnic_rx_drop(s, p.bth.dqpn, "opcode not implemented");
         return;
+    }
+    if (p.roce_v1) {
+        s->cnt[RNIC_CNT_RX_ROCE_V1]++;
     }
     if (p.bth.dqpn == RNIC_QPN_MASK) {
         /* Multicast: a copy for every QP of the group (UD ones only). */

@@ -365,7 +365,8 @@ const char *rnic_cmd_opc_str(uint8_t opcode);
 RnicQP *rnic_qp_get(RnicState *s, uint32_t qpn);
 RnicCQ *rnic_cq_get(RnicState *s, uint32_t cqn);
 RnicSRQ *rnic_srq_get(RnicState *s, uint32_t srqn);
-int rnic_gid_find(RnicState *s, const uint8_t gid[16]);
+/* Index of the valid GID of that version with these bytes, or -1. */
+int rnic_gid_find(RnicState *s, const uint8_t gid[16], bool roce_v1);
 
 /* rnic-queue.c */
 extern const MemoryRegionOps rnic_db_ops;

@@ -1138,6 +1138,304 @@ static void test_rc_rx_too_many_sge(void *obj, void *data,
 
 /* ---- registration ---- */
 
+/* ---- RoCE v1 ---- */
+
+#define V1_ETHERTYPE    0x8915
+#define V1_GRH_OFF      ETH_HLEN
+#define V1_BTH_OFF      (ETH_HLEN + 40)
+#define V1_GID_INDEX    1
+
+/*
+ * IBTA's ICRC, bit by bit: eight 0xff bytes for the LRH, the GRH with
+ * traffic class, flow label and hop limit set to ones, the BTH with its
+ * resv8a byte set to ones, then the rest up to the ICRC.
+ */
+static uint32_t v1_icrc(const uint8_t *grh, size_t len)
+{
+    uint8_t m[8 + 40 + BTH_LEN];
+    uint32_t crc = 0xffffffffu;
+    size_t i;
+    int b;
+
+    g_assert_cmpuint(len, >=, 40 + BTH_LEN);
+    memset(m, 0xff, 8);
+    memcpy(m + 8, grh, 40 + BTH_LEN);
+    m[8] |= 0x0f;
+    m[9] = m[10] = m[11] = m[8 + 7] = 0xff;
+    m[8 + 40 + 4] = 0xff;
+    for (i = 0; i < len + 8; i++) {
+        crc ^= i < sizeof(m) ? m[i] : grh[i - 8];
+        for (b = 0; b < 8; b++) {
+            crc = (crc >> 1) ^ ((crc & 1) ? 0xedb88320u : 0);
+        }
+    }
+    return ~crc;
+}
+
+/*
+ * A RoCE v1 frame from the peer to @dip around @n bytes from the BTH on
+ * (pad included); the ICRC is right if @good.
+ */
+static size_t v1_frame(uint8_t *buf, uint32_t dip, const uint8_t *bth,
+                       size_t n, bool good)
+{
+    size_t len = V1_BTH_OFF + n + 4;
+
+    memcpy(buf, rt_dev_mac, 6);
+    memcpy(buf + 6, rt_peer_mac, 6);
+    rt_st16(buf + 12, V1_ETHERTYPE);
+    stl_be_p(buf + V1_GRH_OFF, 0x6a0abcdeu);    /* tclass, flow label */
+    rt_st16(buf + V1_GRH_OFF + 4, n + 4);
+    buf[V1_GRH_OFF + 6] = 0x1b;
+    buf[V1_GRH_OFF + 7] = 1;
+    rt_ipv4_gid(PEER_IP, buf + V1_GRH_OFF + 8);
+    rt_ipv4_gid(dip, buf + V1_GRH_OFF + 24);
+    memcpy(buf + V1_BTH_OFF, bth, n);
+    stl_le_p(buf + V1_BTH_OFF + n, v1_icrc(buf + V1_GRH_OFF, 40 + n) ^ !good);
+    return len;
+}
+
+static void v1_bth(uint8_t *b, uint8_t opc, uint32_t dqpn, uint32_t psn,
+                   bool ack_req)
+{
+    memset(b, 0, BTH_LEN);
+    b[0] = opc;
+    rt_st16(b + 2, 0xffff);
+    stl_be_p(b + 4, dqpn);
+    stl_be_p(b + 8, psn | (ack_req ? 0x80000000u : 0));
+}
+
+/* The next frame must be v1 from our v1 GID to the peer's; returns it. */
+static size_t v1_recv(Env *e, uint8_t opc, uint32_t psn)
+{
+    uint8_t gid[16];
+    ssize_t len = rt_sock_recv(e->fd, e->frame, sizeof(e->frame),
+                               QRNIC_TIMEOUT_MS);
+    const uint8_t *grh = e->frame + V1_GRH_OFF;
+    size_t paylen;
+
+    g_assert_cmpint(len, >=, V1_BTH_OFF + BTH_LEN + 4);
+    g_assert_cmpmem(e->frame, 6, rt_peer_mac, 6);
+    g_assert_cmpmem(e->frame + 6, 6, rt_dev_mac, 6);
+    g_assert_cmphex(lduw_be_p(e->frame + 12), ==, V1_ETHERTYPE);
+    g_assert_cmphex(grh[0] >> 4, ==, 6);
+    g_assert_cmphex(grh[6], ==, 0x1b);          /* next header: BTH */
+    g_assert_cmpuint(grh[7], ==, 64);           /* the AV's hop limit */
+    rt_ipv4_gid(DEV_IP, gid);
+    g_assert_cmpmem(grh + 8, 16, gid, 16);
+    rt_ipv4_gid(PEER_IP, gid);
+    g_assert_cmpmem(grh + 24, 16, gid, 16);
+    paylen = lduw_be_p(grh + 4);
+    g_assert_cmpuint(V1_BTH_OFF + paylen, <=, len);
+    g_assert_cmphex(e->frame[V1_BTH_OFF], ==, opc);
+    g_assert_cmphex(rt_ld24(e->frame + V1_BTH_OFF + 5), ==, PEER_QPN);
+    g_assert_cmphex(rt_ld24(e->frame + V1_BTH_OFF + 9), ==, psn);
+    g_assert_cmphex((uint32_t)ldl_le_p(grh + 40 + paylen - 4), ==,
+                    v1_icrc(grh, 40 + paylen - 4));
+    e->frame_len = V1_BTH_OFF + paylen;
+    return e->frame_len;
+}
+
+static void v1_set_gid(Env *e, uint32_t index, uint32_t ip)
+{
+    struct rnic_cmd cmd;
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_SET_GID);
+    cmd.u.gid.index = cpu_to_le32(index);
+    cmd.u.gid.type = RNIC_GID_ROCE_V1;
+    rt_ipv4_gid(ip, cmd.u.gid.gid);
+    memcpy(cmd.u.gid.mac, rt_dev_mac, 6);
+    cmd.u.gid.vlan_id = cpu_to_le16(0xffff);
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, NULL), ==, RNIC_CMD_OK);
+}
+
+/* The env's RC QP, addressed through the v1 GID, up to RTS. */
+static void v1_rc_qp(Env *e)
+{
+    static const struct {
+        uint8_t state;
+        uint32_t mask;
+    } steps[] = {
+        { RNIC_QPS_INIT, MASK_TO_INIT },
+        { RNIC_QPS_RTR, MASK_TO_RTR },
+        { RNIC_QPS_RTS, MASK_TO_RTS },
+    };
+    struct rnic_qp_attr a;
+    unsigned i;
+
+    g_assert_cmpuint(qrnic_create_qp(e->r, &e->qp, RNIC_QPT_RC, e->pdn,
+                                     e->cq.cqn, e->cq.cqn, 4, 5),
+                     ==, RNIC_CMD_OK);
+    for (i = 0; i < ARRAY_SIZE(steps); i++) {
+        rt_attr_for(&a, steps[i].state);
+        a.av.sgid_index = V1_GID_INDEX;
+        a.av.net_type = RNIC_NET_ROCE_V1;
+        g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, steps[i].mask, &a),
+                         ==, RNIC_CMD_OK);
+    }
+}
+
+/*
+ * An RC QP whose source GID is v1 sends v1 (EtherType 0x8915, GRH, BTH,
+ * IBTA ICRC), takes v1 requests and ACKs them in v1, and hears nothing
+ * in v2 even from the right peer at the right address.
+ */
+static void test_roce_v1_rc(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t payload[100], bth[BTH_LEN + 4 + 32], buf[256], got[32];
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    v1_set_gid(&e, V1_GID_INDEX, DEV_IP);
+    v1_rc_qp(&e);
+    rt_fill_pattern(payload, sizeof(payload), 0x51);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf + 0x100, payload,
+                   sizeof(payload));
+
+    /* requester: a v1 SEND, completed by a v1 ACK */
+    rt_sge_of(&sge, &e.mr, 0x100, sizeof(payload));
+    rt_send_wqe(&w, 0x7101, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    v1_recv(&e, OPC_SEND_ONLY, QP_SQ_PSN);
+    g_assert_cmpuint(e.frame_len, ==, V1_BTH_OFF + BTH_LEN +
+                     sizeof(payload) + 4);
+    g_assert_cmpmem(e.frame + V1_BTH_OFF + BTH_LEN, sizeof(payload),
+                    payload, sizeof(payload));
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_ROCE_V1), ==, 1);
+    rt_assert_cq_empty(&e, &e.cq);
+
+    v1_bth(bth, OPC_ACK, e.qp.qpn, QP_SQ_PSN, false);
+    stl_be_p(bth + BTH_LEN, AETH_ACK(0x1f) << 24 | 1);
+    rt_sock_send(e.fd, buf, v1_frame(buf, DEV_IP, bth, BTH_LEN + 4, true));
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7101);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_ROCE_V1), ==, 1);
+
+    /* responder: a v1 SEND is received and ACKed in v1 */
+    post_recv_buf(&e, 0x7102, 0x400, sizeof(got));
+    qrnic_settle(e.r);
+    v1_bth(bth, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN, true);
+    rt_fill_pattern(bth + BTH_LEN, 32, 0x77);
+    rt_sock_send(e.fd, buf, v1_frame(buf, DEV_IP, bth, BTH_LEN + 32, true));
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7102);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 32);
+    qtest_memread(qrnic_qts(e.r), e.mr.buf + 0x400, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), bth + BTH_LEN, 32);
+    v1_recv(&e, OPC_ACK, QP_RQ_PSN);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_ROCE_V1), ==, 2);
+
+    /* the same request in v2 is not the connected peer's version */
+    post_recv_buf(&e, 0x7103, 0x400, sizeof(got));
+    qrnic_settle(e.r);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN + 1,
+                         payload, 32);
+    rt_send_roce(&e, &f);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_DROPPED), ==, 1);
+    rt_assert_cq_empty(&e, &e.cq);
+    rt_assert_no_frame(&e, 50);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_PKTS), ==, 2);
+}
+
+/* Bad v1 frames are dropped and counted, and nothing answers them. */
+static void test_roce_v1_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    uint8_t bth[BTH_LEN + 16], buf[256];
+    size_t len;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    post_recv_buf(&e, 1, 0, 64);
+    qrnic_settle(e.r);
+    v1_bth(bth, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN, true);
+    memset(bth + BTH_LEN, 0x5a, 16);
+
+    /* our address, but only as a v2 GID: not ours in v1 */
+    rt_sock_send(e.fd, buf, v1_frame(buf, DEV_IP, bth, sizeof(bth), true));
+    /* a GID that is nobody's here */
+    v1_set_gid(&e, V1_GID_INDEX, DEV_IP);
+    rt_sock_send(e.fd, buf, v1_frame(buf, 0x0a000009, bth, sizeof(bth),
+                                     true));
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_DROPPED), ==, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_ROCE_V1), ==, 0);
+
+    /* a bad ICRC, then a next header that is not a BTH */
+    rt_sock_send(e.fd, buf, v1_frame(buf, DEV_IP, bth, sizeof(bth), false));
+    len = v1_frame(buf, DEV_IP, bth, sizeof(bth), true);
+    buf[V1_GRH_OFF + 6] = 17;
+    rt_sock_send(e.fd, buf, len);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_ICRC_ERR), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_DROPPED), ==, 4);
+
+    /* an intact v1 frame for a QP that speaks v2 */
+    rt_sock_send(e.fd, buf, v1_frame(buf, DEV_IP, bth, sizeof(bth), true));
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_ROCE_V1), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_DROPPED), ==, 5);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_PKTS), ==, 0);
+    rt_assert_cq_empty(&e, &e.cq);
+    rt_assert_no_frame(&e, 50);
+}
+
+/*
+ * UD over v1: the WQE's AV through the v1 GID sends v1, and a received
+ * v1 datagram lands behind the very GRH it came with, its CQE saying v1.
+ */
+static void test_roce_v1_ud(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp ud;
+    struct rnic_cqe cqe;
+    struct rnic_sge sge;
+    uint8_t payload[24], bth[BTH_LEN + DETH_LEN + 24], buf[256], got[64];
+
+    rt_env_basic(&e, obj, data);
+    v1_set_gid(&e, V1_GID_INDEX, DEV_IP);
+    env_ud_qp(&e, &ud, RNIC_QPT_UD, UD_QKEY);
+    rt_fill_pattern(payload, sizeof(payload), 0x24);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, payload, sizeof(payload));
+
+    post_ud_send(&e, &ud, 0x7201, UD_QKEY, V1_GID_INDEX, sizeof(payload));
+    v1_recv(&e, OPC_UD_SEND_ONLY, QP_SQ_PSN);
+    g_assert_cmphex((uint32_t)ldl_be_p(e.frame + V1_BTH_OFF + BTH_LEN), ==,
+                    UD_QKEY);
+    g_assert_cmpmem(e.frame + V1_BTH_OFF + BTH_LEN + DETH_LEN,
+                    sizeof(payload), payload, sizeof(payload));
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+
+    rt_sge_of(&sge, &e.mr, 0x200, sizeof(got));
+    qrnic_post_recv(e.r, &ud, 0x7202, &sge, 1);
+    qrnic_ring_rq(e.r, &ud);
+    qrnic_settle(e.r);
+    v1_bth(bth, OPC_UD_SEND_ONLY, ud.qpn, 5, false);
+    stl_be_p(bth + BTH_LEN, UD_QKEY);
+    stl_be_p(bth + BTH_LEN + 4, PEER_QPN);
+    memcpy(bth + BTH_LEN + DETH_LEN, payload, sizeof(payload));
+    rt_sock_send(e.fd, buf, v1_frame(buf, DEV_IP, bth, sizeof(bth), true));
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7202);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.net_type, ==, RNIC_NET_ROCE_V1);
+    g_assert_cmpuint(cqe.flags & RNIC_CQE_GRH, ==, RNIC_CQE_GRH);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + sizeof(payload));
+    g_assert_cmphex(le32_to_cpu(cqe.src_qp), ==, PEER_QPN);
+    qtest_memread(qrnic_qts(e.r), e.mr.buf + 0x200, got, sizeof(got));
+    g_assert_cmpmem(got, 40, buf + V1_GRH_OFF, 40);
+    g_assert_cmpmem(got + 40, sizeof(payload), payload, sizeof(payload));
+}
+
 static void register_rnic_rc_test(void)
 {
     rt_use_node_b(true);
@@ -1170,6 +1468,9 @@ static void register_rnic_rc_test(void)
     rt_add("ud-bad-sgid", test_ud_bad_sgid);
     rt_add("ud-mcast", test_ud_mcast);
     rt_add("rc-rx-too-many-sge", test_rc_rx_too_many_sge);
+    rt_add("roce-v1-rc", test_roce_v1_rc);
+    rt_add("roce-v1-bad", test_roce_v1_bad);
+    rt_add("roce-v1-ud", test_roce_v1_ud);
     rt_use_node_b(false);
 }
 
