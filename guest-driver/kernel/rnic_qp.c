@@ -101,6 +101,9 @@ int rnic_ah_to_av(struct rnic_dev *dev, const struct rdma_ah_attr *ah,
 	av->traffic_class = grh->traffic_class;
 	av->sl = rdma_ah_get_sl(ah);
 	switch (nt) {
+	case RDMA_NETWORK_ROCE_V1:
+		av->net_type = RNIC_NET_ROCE_V1;
+		break;
 	case RDMA_NETWORK_IPV4:
 		av->net_type = RNIC_NET_IPV4;
 		break;
@@ -916,6 +919,9 @@ static bool rnic_cqe_to_wc(struct rnic_dev *dev, const struct rnic_cqe *c,
 				wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 			} else if (c->net_type == RNIC_NET_IPV6) {
 				wc->network_hdr_type = RDMA_NETWORK_IPV6;
+				wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			} else if (c->net_type == RNIC_NET_ROCE_V1) {
+				wc->network_hdr_type = RDMA_NETWORK_ROCE_V1;
 				wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 			}
 		}

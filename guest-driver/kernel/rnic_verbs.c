@@ -322,7 +322,9 @@ static int rnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 		return err;
 	im->pkey_tbl_len = attr.pkey_tbl_len;
 	im->gid_tbl_len = attr.gid_tbl_len;
-	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	/* The core then adds a RoCE v1 GID next to each v2 one. */
+	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE |
+			     RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	im->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
@@ -365,7 +367,8 @@ static int rnic_add_gid(const struct ib_gid_attr *attr, void **context)
 	u8 type;
 	int err;
 
-	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP &&
+	    attr->gid_type != IB_GID_TYPE_ROCE)
 		return -EINVAL;
 	if (attr->index >= dev->gid_tbl_len)
 		return -EINVAL;
@@ -374,8 +377,12 @@ static int rnic_add_gid(const struct ib_gid_attr *attr, void **context)
 		return err;
 	if (vlan_id >= VLAN_N_VID)
 		vlan_id = 0xffff;
-	type = ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw) ?
-	       RNIC_GID_ROCE_V2_IPV4 : RNIC_GID_ROCE_V2_IPV6;
+	if (attr->gid_type == IB_GID_TYPE_ROCE)
+		type = RNIC_GID_ROCE_V1;
+	else if (ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw))
+		type = RNIC_GID_ROCE_V2_IPV4;
+	else
+		type = RNIC_GID_ROCE_V2_IPV6;
 	return rnic_cmd_set_gid(dev, attr->index, type, attr->gid.raw, mac,
 				vlan_id);
 }
