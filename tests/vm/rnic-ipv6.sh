@@ -10,7 +10,10 @@ set -u
 fail() { echo "rnic-ipv6: FAILED: $*"; exit 1; }
 base=/sys/class/infiniband/$RNIC_IBDEV/ports/1
 g6=""
+# The address has a RoCE v1 GID too (docs/roce-v1.md); this test is v2's.
 for g in "$base"/gids/*; do
+    [ "$(cat "$base/gid_attrs/types/${g##*/}" 2>/dev/null)" = "RoCE v2" ] ||
+        continue
     case $(cat "$g" 2>/dev/null) in
         fd52:0000:0000:0002:*) g6=${g##*/}; break ;;
     esac
