@@ -252,6 +252,7 @@ enum rnic_cmd_opcode {
     RNIC_CMD_DETACH_MCAST   = 0x35,
     RNIC_CMD_CREATE_FLOW    = 0x36,
     RNIC_CMD_DESTROY_FLOW   = 0x37,
+    RNIC_CMD_SET_RSS        = 0x38,
     RNIC_CMD_REG_MR         = 0x40,
     RNIC_CMD_DEREG_MR       = 0x41,
     RNIC_CMD_REREG_MR       = 0x42,
@@ -705,6 +706,38 @@ struct rnic_flow_match {
 };
 RNIC_SIZE_CHECK(struct rnic_flow_match, 112);
 
+/*
+ * SET_RSS makes a raw packet QP spread what its flow rules steer to it
+ * over other raw QPs (the work queues of its indirection table): a
+ * Toeplitz hash with 'key' over the frame's fields that 'fields' selects
+ * (source address, destination address, source port, destination port,
+ * in that order, of the IP version and L4 protocol the frame has) picks
+ * entry hash & ((1 << log_tbl_size) - 1).  The QP itself then never
+ * receives and need not leave RESET; the chosen QP must be receiving.
+ * Field bits are those of the verbs' IBV_RX_HASH_*.
+ */
+#define RNIC_RSS_SRC_IPV4           (1u << 0)
+#define RNIC_RSS_DST_IPV4           (1u << 1)
+#define RNIC_RSS_SRC_IPV6           (1u << 2)
+#define RNIC_RSS_DST_IPV6           (1u << 3)
+#define RNIC_RSS_SRC_PORT_TCP       (1u << 4)
+#define RNIC_RSS_DST_PORT_TCP       (1u << 5)
+#define RNIC_RSS_SRC_PORT_UDP       (1u << 6)
+#define RNIC_RSS_DST_PORT_UDP       (1u << 7)
+#define RNIC_RSS_FIELDS             0xffu
+#define RNIC_RSS_KEY_LEN            40
+#define RNIC_RSS_MAX_LOG_TBL        5
+
+struct rnic_cmd_set_rss {
+    rnic_le32 qpn;
+    uint8_t log_tbl_size;       /* at most RNIC_RSS_MAX_LOG_TBL */
+    uint8_t key_len;            /* RNIC_RSS_KEY_LEN */
+    rnic_le16 fields;           /* RNIC_RSS_* */
+    uint8_t key[RNIC_RSS_KEY_LEN];
+    rnic_le32 wq_qpn[1u << RNIC_RSS_MAX_LOG_TBL];
+};
+RNIC_SIZE_CHECK(struct rnic_cmd_set_rss, 176);
+
 /* CREATE_FLOW answers the flow's handle in out[RNIC_OUT_HANDLE]. */
 struct rnic_cmd_create_flow {
     rnic_le32 qpn;
@@ -772,6 +805,7 @@ struct rnic_cmd {
         struct rnic_cmd_alloc_mw alloc_mw;
         struct rnic_cmd_mcast mcast;
         struct rnic_cmd_create_flow create_flow;
+        struct rnic_cmd_set_rss set_rss;
         uint8_t raw[208];
     } u;
     struct rnic_cmd_resp resp;

@@ -358,6 +358,42 @@ int rnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int rnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
 
+/* rnic_qp.c: rings and contexts, shared with rnic_rss.c */
+u16 rnic_udata_uctx(struct ib_udata *udata);
+void rnic_destroy_device_qp(struct rnic_dev *dev, u16 uctx, u32 qpn);
+void rnic_wq_free(struct rnic_dev *dev, struct rnic_wq *wq);
+int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
+		 u32 size, u32 stride, struct rnic_pbl *pbl,
+		 struct rnic_pbl_buf *pbuf);
+int rnic_wq_kernel(struct rnic_dev *dev, struct rnic_wq *wq, u32 stride,
+		   struct rnic_pbl *pbl);
+
+/* rnic_rss.c: receive work queues, indirection tables, RSS QPs */
+struct rnic_rwq {
+	struct ib_wq ibwq;
+	u32 qpn;			/* the device raw QP behind it */
+	u16 uctx;
+	struct rnic_wq sq;		/* one kernel page: never posted to */
+	struct rnic_wq rq;
+};
+
+struct rnic_ind_table {
+	struct ib_rwq_ind_table ibtbl;
+};
+
+struct ib_wq *rnic_create_wq(struct ib_pd *ibpd,
+			     struct ib_wq_init_attr *attr,
+			     struct ib_udata *udata);
+int rnic_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr,
+		   u32 attr_mask, struct ib_udata *udata);
+int rnic_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata);
+int rnic_create_rwq_ind_table(struct ib_rwq_ind_table *ibtbl,
+			      struct ib_rwq_ind_table_init_attr *attr,
+			      struct ib_udata *udata);
+int rnic_destroy_rwq_ind_table(struct ib_rwq_ind_table *ibtbl);
+int rnic_create_rss_qp(struct rnic_qp *qp, struct ib_qp_init_attr *init,
+		       struct ib_udata *udata);
+
 /* rnic_flow.c */
 struct ib_flow *rnic_create_flow(struct ib_qp *ibqp,
 				 struct ib_flow_attr *attr,

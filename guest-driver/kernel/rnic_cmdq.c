@@ -428,6 +428,17 @@ int rnic_cmd_destroy_flow(struct rnic_dev *dev, u16 uctx, u32 handle)
 	return rnic_cmd_handle_op(dev, RNIC_CMD_DESTROY_FLOW, uctx, handle);
 }
 
+int rnic_cmd_set_rss(struct rnic_dev *dev, u16 uctx,
+		     const struct rnic_cmd_set_rss *in)
+{
+	struct rnic_cmd_resp resp;
+	struct rnic_cmd cmd;
+
+	rnic_cmd_init(&cmd, RNIC_CMD_SET_RSS, uctx);
+	cmd.u.set_rss = *in;
+	return rnic_cmd_exec(dev, &cmd, &resp);
+}
+
 int rnic_cmd_destroy_cq(struct rnic_dev *dev, u16 uctx, u32 cqn)
 {
 	return rnic_cmd_handle_op(dev, RNIC_CMD_DESTROY_CQ, uctx, cqn);

@@ -51,6 +51,8 @@ int rnic_cmd_mcast(struct rnic_dev *dev, u16 uctx, bool attach, u32 qpn,
 int rnic_cmd_create_flow(struct rnic_dev *dev, u16 uctx,
 			 const struct rnic_cmd_create_flow *in, u32 *handle);
 int rnic_cmd_destroy_flow(struct rnic_dev *dev, u16 uctx, u32 handle);
+int rnic_cmd_set_rss(struct rnic_dev *dev, u16 uctx,
+		     const struct rnic_cmd_set_rss *in);
 int rnic_cmd_create_cq(struct rnic_dev *dev, u16 uctx,
 		       const struct rnic_cmd_create_cq *in, u32 *cqn,
 		       u32 *entries);

@@ -18,7 +18,7 @@
 /* MODIFY_QP mask bits this device understands (same values as IB_QP_*). */
 #define RNIC_QP_ATTR_ALL	GENMASK(20, 0)
 
-static u16 rnic_udata_uctx(struct ib_udata *udata)
+u16 rnic_udata_uctx(struct ib_udata *udata)
 {
 	struct rnic_ucontext *uc;
 
@@ -33,7 +33,7 @@ static u32 rnic_ring_pages(u32 stride, u32 log_size)
 	return DIV_ROUND_UP((u64)stride << log_size, RNIC_RING_PAGE);
 }
 
-static void rnic_wq_free(struct rnic_dev *dev, struct rnic_wq *wq)
+void rnic_wq_free(struct rnic_dev *dev, struct rnic_wq *wq)
 {
 	rnic_kring_free(dev, &wq->kring);
 	if (wq->umem)
@@ -42,9 +42,9 @@ static void rnic_wq_free(struct rnic_dev *dev, struct rnic_wq *wq)
 }
 
 /* Pin a user ring of 1 << log_size entries of @stride bytes. */
-static int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
-			u32 size, u32 stride, struct rnic_pbl *pbl,
-			struct rnic_pbl_buf *pbuf)
+int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
+		 u32 size, u32 stride, struct rnic_pbl *pbl,
+		 struct rnic_pbl_buf *pbuf)
 {
 	u32 npages = rnic_ring_pages(stride, wq->log_size);
 	int err;
@@ -66,8 +66,8 @@ static int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
 	return err;
 }
 
-static int rnic_wq_kernel(struct rnic_dev *dev, struct rnic_wq *wq,
-			  u32 stride, struct rnic_pbl *pbl)
+int rnic_wq_kernel(struct rnic_dev *dev, struct rnic_wq *wq, u32 stride,
+		   struct rnic_pbl *pbl)
 {
 	int err;
 
@@ -174,6 +174,8 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
+	if (init->rwq_ind_tbl)
+		return rnic_create_rss_qp(qp, init, udata);
 	ud = qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI;
 
 	max_wr = min_t(u32, le32_to_cpu(h->max_qp_wr),
@@ -295,22 +297,28 @@ err_rings:
 	return err;
 }
 
+/*
+ * A QP in ERR still flushing its WQEs is answered BUSY: its users (a
+ * verbs program whose device is going away, among others) wait for those
+ * completions.  The flush takes a few device runs.
+ */
+void rnic_destroy_device_qp(struct rnic_dev *dev, u16 uctx, u32 qpn)
+{
+	int tries;
+
+	for (tries = 0; tries < RNIC_DESTROY_QP_TRIES; tries++) {
+		if (rnic_cmd_destroy_qp(dev, uctx, qpn) != -EBUSY)
+			break;
+		usleep_range(1000, 2000);
+	}
+}
+
 int rnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct rnic_dev *dev = to_rdev(ibqp->device);
 	struct rnic_qp *qp = to_rqp(ibqp);
-	int tries;
 
-	/*
-	 * A QP in ERR still flushing its WQEs is answered BUSY: its users
-	 * (a verbs program whose device is going away, among others) wait
-	 * for those completions.  The flush takes a few device runs.
-	 */
-	for (tries = 0; tries < RNIC_DESTROY_QP_TRIES; tries++) {
-		if (rnic_cmd_destroy_qp(dev, qp->uctx, qp->qpn) != -EBUSY)
-			break;
-		usleep_range(1000, 2000);
-	}
+	rnic_destroy_device_qp(dev, qp->uctx, qp->qpn);
 	/* After this no event handler can still see the QP. */
 	xa_erase_irq(&dev->qp_xa, qp->qpn);
 	rnic_qp_purge_cqes(qp);

@@ -22,16 +22,6 @@
 /* Page sizes a page-list MR may use: 4 KiB .. 1 GiB. */
 #define RNIC_MR_PGSZ_BITMAP	GENMASK_ULL(30, 12)
 
-static u16 rnic_udata_uctx(struct ib_udata *udata)
-{
-	struct rnic_ucontext *uc;
-
-	if (!udata)
-		return 0;
-	uc = rdma_udata_to_drv_context(udata, struct rnic_ucontext, ibuc);
-	return uc ? uc->uctx : 0;
-}
-
 /* ---- page lists ---- */
 
 int rnic_kring_alloc(struct rnic_dev *dev, struct rnic_kring *r, size_t bytes)
@@ -216,6 +206,14 @@ static int rnic_query_device(struct ib_device *ibdev,
 	a->max_mcast_qp_attach = le32_to_cpu(h->max_mcast_qp_attach);
 	a->max_total_mcast_qp_attach = a->max_mcast_grp *
 				       a->max_mcast_qp_attach;
+	/* Raw QPs, and RSS over work queues that are raw QPs themselves. */
+	if (caps & RNIC_DEV_CAP_RAW_PACKET) {
+		a->max_wq_type_rq = a->max_qp;
+		a->rss_caps.supported_qpts = BIT(IB_QPT_RAW_PACKET);
+		a->rss_caps.max_rwq_indirection_tables = a->max_qp;
+		a->rss_caps.max_rwq_indirection_table_size =
+			BIT(RNIC_RSS_MAX_LOG_TBL);
+	}
 	a->max_fast_reg_page_list_len =
 		le32_to_cpu(h->max_fast_reg_page_list_len);
 	a->max_pkeys = 1;
@@ -1183,7 +1181,8 @@ static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);
 static_assert(sizeof(struct rnic_ualloc_ucontext_resp) == 40);
 static_assert(sizeof(struct rnic_ucreate_cq) == 16);
 static_assert(sizeof(struct rnic_ucreate_cq_resp) == 8);
-static_assert(sizeof(struct rnic_ucreate_qp) == 32);
+static_assert(sizeof(struct rnic_ucreate_qp) == 88);
+static_assert(sizeof(struct rnic_ucreate_wq) == 16);
 static_assert(sizeof(struct rnic_ucreate_qp_resp) == 8);
 static_assert(sizeof(struct rnic_ucreate_srq) == 16);
 static_assert(sizeof(struct rnic_ucreate_srq_resp) == 8);
@@ -1226,7 +1225,9 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.create_cq = rnic_create_cq,
 	.create_flow = rnic_create_flow,
 	.create_qp = rnic_create_qp,
+	.create_rwq_ind_table = rnic_create_rwq_ind_table,
 	.create_srq = rnic_create_srq,
+	.create_wq = rnic_create_wq,
 	.create_user_ah = rnic_create_ah,
 #ifdef RNIC_HAVE_CREATE_USER_CQ
 	.create_user_cq = rnic_create_cq,
@@ -1241,7 +1242,9 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.destroy_cq = rnic_destroy_cq,
 	.destroy_flow = rnic_destroy_flow,
 	.destroy_qp = rnic_destroy_qp,
+	.destroy_rwq_ind_table = rnic_destroy_rwq_ind_table,
 	.destroy_srq = rnic_destroy_srq,
+	.destroy_wq = rnic_destroy_wq,
 	.disassociate_ucontext = rnic_disassociate_ucontext,
 	.fill_res_cq_entry = rnic_fill_res_cq_entry,
 	.fill_res_mr_entry = rnic_fill_res_mr_entry,
@@ -1256,6 +1259,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.mmap_free = rnic_mmap_free,
 	.modify_qp = rnic_modify_qp,
 	.modify_srq = rnic_modify_srq,
+	.modify_wq = rnic_modify_wq,
 	.poll_cq = rnic_poll_cq,
 	.post_recv = rnic_post_recv,
 	.post_send = rnic_post_send,
@@ -1284,6 +1288,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, rnic_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, rnic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, rnic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_rwq_ind_table, rnic_ind_table, ibtbl),
 	INIT_RDMA_OBJ_SIZE(ib_srq, rnic_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, rnic_ucontext, ibuc),
 };

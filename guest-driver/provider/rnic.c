@@ -29,6 +29,14 @@ static_assert(offsetof(struct rnic_create_srq_cmd, drv) ==
 	      sizeof(struct ibv_create_srq), "create_srq cmd");
 static_assert(offsetof(struct rnic_create_srq_resp, drv) ==
 	      sizeof(struct ib_uverbs_create_srq_resp), "create_srq resp");
+static_assert(offsetof(struct rnic_create_qp_ex_cmd, drv) ==
+	      sizeof(struct ibv_create_qp_ex), "create_qp_ex cmd");
+static_assert(offsetof(struct rnic_create_qp_ex_resp, drv) ==
+	      sizeof(struct ib_uverbs_ex_create_qp_resp), "create_qp_ex resp");
+static_assert(offsetof(struct rnic_create_wq_cmd, drv) ==
+	      sizeof(struct ibv_create_wq), "create_wq cmd");
+static_assert(offsetof(struct rnic_create_wq_resp, drv) ==
+	      sizeof(struct ib_uverbs_ex_create_wq_resp), "create_wq resp");
 static_assert(offsetof(struct rnic_create_ah_resp, drv) ==
 	      sizeof(struct ib_uverbs_create_ah_resp), "create_ah resp");
 
@@ -213,6 +221,8 @@ static const struct verbs_context_ops rnic_ctx_ops = {
 	.create_flow = rnic_create_flow,
 	.create_qp = rnic_create_qp,
 	.create_qp_ex = rnic_create_qp_ex,
+	.create_rwq_ind_table = rnic_create_rwq_ind_table,
+	.create_wq = rnic_create_wq,
 	.create_srq = rnic_create_srq,
 	.dealloc_mw = rnic_dealloc_mw,
 	.dealloc_pd = rnic_dealloc_pd,
@@ -221,11 +231,14 @@ static const struct verbs_context_ops rnic_ctx_ops = {
 	.destroy_cq = rnic_destroy_cq,
 	.destroy_flow = rnic_destroy_flow,
 	.destroy_qp = rnic_destroy_qp,
+	.destroy_rwq_ind_table = rnic_destroy_rwq_ind_table,
 	.destroy_srq = rnic_destroy_srq,
+	.destroy_wq = rnic_destroy_wq,
 	.detach_mcast = rnic_detach_mcast,
 	.free_context = rnic_free_context,
 	.modify_qp = rnic_modify_qp,
 	.modify_srq = rnic_modify_srq,
+	.modify_wq = rnic_modify_wq,
 	.poll_cq = rnic_poll_cq,
 	.post_recv = rnic_post_recv,
 	.post_send = rnic_post_send,

@@ -67,6 +67,27 @@ struct rnic_create_qp_cmd {
 	struct rnic_ucreate_qp drv;
 };
 
+/* The extended create: RSS QPs (indirection table, hash) need it. */
+struct rnic_create_qp_ex_cmd {
+	struct ibv_create_qp_ex ibv_cmd;
+	struct rnic_ucreate_qp drv;
+};
+
+struct rnic_create_qp_ex_resp {
+	struct ib_uverbs_ex_create_qp_resp ibv_resp;
+	struct rnic_ucreate_qp_resp drv;
+};
+
+struct rnic_create_wq_cmd {
+	struct ibv_create_wq ibv_cmd;
+	struct rnic_ucreate_wq drv;
+};
+
+struct rnic_create_wq_resp {
+	struct ib_uverbs_ex_create_wq_resp ibv_resp;
+	struct rnic_ucreate_wq_resp drv;
+};
+
 struct rnic_create_qp_resp {
 	struct ib_uverbs_create_qp_resp ibv_resp;
 	struct rnic_ucreate_qp_resp drv;
@@ -206,6 +227,7 @@ struct rnic_qp {
 	uint32_t max_inline;
 	enum ibv_qp_type type;
 	bool sq_sig_all;
+	bool rss;			/* receives through a WQ table only */
 	/*
 	 * Last state set by modify_qp or reported by query_qp: posting is
 	 * refused in states whose queues take no work.  Written with sq.lock
@@ -334,6 +356,21 @@ int rnic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 int rnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 struct rnic_qp *rnic_find_qp(struct rnic_context *ctx, uint32_t qpn);
+int rnic_store_qp(struct rnic_context *ctx, struct rnic_qp *qp);
+void rnic_clear_qp(struct rnic_context *ctx, struct rnic_qp *qp);
+void rnic_qp_set_state(struct rnic_qp *qp, enum ibv_qp_state state);
+
+/* rnic_rss.c: receive work queues, indirection tables, RSS QPs */
+struct ibv_qp *rnic_create_rss_qp(struct rnic_context *ctx,
+				  struct ibv_qp_init_attr_ex *attr);
+struct ibv_wq *rnic_create_wq(struct ibv_context *ctx,
+			      struct ibv_wq_init_attr *attr);
+int rnic_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int rnic_destroy_wq(struct ibv_wq *wq);
+struct ibv_rwq_ind_table *
+rnic_create_rwq_ind_table(struct ibv_context *ctx,
+			  struct ibv_rwq_ind_table_init_attr *attr);
+int rnic_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl);
 bool rnic_op_allowed(enum ibv_qp_type type, uint8_t op);
 bool rnic_sq_accepts(enum ibv_qp_state state);
 int rnic_sq_begin(struct rnic_qp *qp, uint8_t op, uint64_t wr_id,

@@ -27,7 +27,7 @@ struct rnic_qp *rnic_find_qp(struct rnic_context *ctx, uint32_t qpn)
 	return l2 ? l2[qpn & RNIC_QP_TABLE_MASK] : NULL;
 }
 
-static int rnic_store_qp(struct rnic_context *ctx, struct rnic_qp *qp)
+int rnic_store_qp(struct rnic_context *ctx, struct rnic_qp *qp)
 {
 	uint32_t hi = (qp->qpn & RNIC_DB_QN_MASK) >> RNIC_QP_TABLE_SHIFT;
 	uint32_t lo = qp->qpn & RNIC_QP_TABLE_MASK;
@@ -52,7 +52,7 @@ out:
 	return ret;
 }
 
-static void rnic_clear_qp(struct rnic_context *ctx, struct rnic_qp *qp)
+void rnic_clear_qp(struct rnic_context *ctx, struct rnic_qp *qp)
 {
 	uint32_t hi = (qp->qpn & RNIC_DB_QN_MASK) >> RNIC_QP_TABLE_SHIFT;
 	uint32_t lo = qp->qpn & RNIC_QP_TABLE_MASK;
@@ -153,6 +153,9 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 	uint32_t comp_mask;
 	int ret;
 
+	if (attr->comp_mask & (IBV_QP_INIT_ATTR_RX_HASH |
+			       IBV_QP_INIT_ATTR_IND_TABLE))
+		return rnic_create_rss_qp(ctx, attr);
 	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
 				IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
@@ -308,7 +311,7 @@ static bool rnic_rq_accepts(enum ibv_qp_state state)
 	return state != IBV_QPS_RESET && state != IBV_QPS_UNKNOWN;
 }
 
-static void rnic_qp_set_state(struct rnic_qp *qp, enum ibv_qp_state state)
+void rnic_qp_set_state(struct rnic_qp *qp, enum ibv_qp_state state)
 {
 	/* The device clears its ring indices on any transition to RESET. */
 	bool reset = state == IBV_QPS_RESET;
@@ -336,7 +339,8 @@ int rnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	ret = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
+	    !qp->rss) {
 		/* Completions of the old work must not meet the new work. */
 		rnic_cq_clean(qp->send_cq, qp);
 		if (qp->recv_cq != qp->send_cq)
@@ -377,6 +381,13 @@ int rnic_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	if (qp->rss) {
+		/* No CQ, no ring, not in the QP table. */
+		pthread_spin_destroy(&qp->sq.lock);
+		pthread_spin_destroy(&qp->rq.lock);
+		free(qp);
+		return 0;
+	}
 
 	/*
 	 * Hold both CQ locks (in address order) so that no poller is inside
@@ -649,6 +660,10 @@ int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
+	if (qp->rss) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->sq.lock);
 	start = qp->sq.head;
 	if (!rnic_sq_accepts(qp->state)) {
@@ -679,7 +694,8 @@ int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
-	if (qp->srq) {
+	/* An RSS QP receives through the work queues of its table. */
+	if (qp->srq || qp->rss) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

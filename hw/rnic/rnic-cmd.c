@@ -1164,6 +1164,7 @@ static const RnicCmdDesc rnic_cmds[256] = {
     [RNIC_CMD_DETACH_MCAST] = { "DETACH_MCAST", rnic_cmd_detach_mcast },
     [RNIC_CMD_CREATE_FLOW] = { "CREATE_FLOW", rnic_cmd_create_flow },
     [RNIC_CMD_DESTROY_FLOW] = { "DESTROY_FLOW", rnic_cmd_destroy_flow },
+    [RNIC_CMD_SET_RSS] = { "SET_RSS", rnic_cmd_set_rss },
     [RNIC_CMD_REG_MR] = { "REG_MR", cmd_reg_mr },
     [RNIC_CMD_REREG_MR] = { "REREG_MR", cmd_rereg_mr },
     [RNIC_CMD_DEREG_MR] = { "DEREG_MR", cmd_dereg_mr },

@@ -69,5 +69,6 @@ void rnic_qp_free(RnicState *s, RnicQP *qp);
 /* rnic-raw.c */
 uint8_t rnic_cmd_create_flow(RnicCmdCtx *c);
 uint8_t rnic_cmd_destroy_flow(RnicCmdCtx *c);
+uint8_t rnic_cmd_set_rss(RnicCmdCtx *c);
 
 #endif /* HW_RNIC_CMD_H */

@@ -196,6 +196,10 @@ void rnic_qp_free(RnicState *s, RnicQP *qp)
     rnic_qp_unschedule(s, qp);
     rnic_pbl_free(s, &qp->sq.ring.pbl);
     rnic_pbl_free(s, &qp->rq.ring.pbl);
+    if (qp->rss) {
+        rnic_host_mem_uncharge(s, sizeof(RnicRss));
+    }
+    g_free(qp->rss);
     s->qp[qp->qpn] = NULL;
     g_free(qp);
     rnic_host_mem_uncharge(s, sizeof(*qp));

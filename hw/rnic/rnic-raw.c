@@ -250,7 +250,145 @@ void rnic_flow_reset(RnicState *s)
     }
 }
 
+uint8_t rnic_cmd_set_rss(RnicCmdCtx *c)
+{
+    RnicState *s = c->s;
+    const struct rnic_cmd_set_rss *r = &c->cmd->u.set_rss;
+    uint32_t qpn = le32_to_cpu(r->qpn);
+    uint16_t fields = le16_to_cpu(r->fields);
+    uint32_t i, n = 1u << MIN(r->log_tbl_size, RNIC_RSS_MAX_LOG_TBL);
+    RnicQP *qp, *wq;
+    RnicRss *rss;
+    uint8_t st;
+
+    st = rnic_cmd_get_qp(c, qpn, &qp);
+    if (st) {
+        return st;
+    }
+    if (qp->type != RNIC_QPT_RAW_PACKET) {
+        return rnic_cmd_err_param(c, "RSS on a QP type", qp->type,
+                                  RNIC_QPT_RAW_PACKET);
+    }
+    if (qp->rss) {
+        return rnic_cmd_err_state(c, "RSS already set", qpn);
+    }
+    if (r->log_tbl_size > RNIC_RSS_MAX_LOG_TBL) {
+        return rnic_cmd_err_param(c, "RSS log_tbl_size", r->log_tbl_size,
+                                  RNIC_RSS_MAX_LOG_TBL);
+    }
+    if (r->key_len != RNIC_RSS_KEY_LEN) {
+        return rnic_cmd_err_param(c, "RSS key_len", r->key_len,
+                                  RNIC_RSS_KEY_LEN);
+    }
+    if (fields & ~RNIC_RSS_FIELDS) {
+        return rnic_cmd_err_param(c, "RSS fields", fields, RNIC_RSS_FIELDS);
+    }
+    for (i = 0; i < ARRAY_SIZE(r->wq_qpn); i++) {
+        uint32_t w = le32_to_cpu(r->wq_qpn[i]);
+
+        if (i >= n) {
+            if (w) {
+                return rnic_cmd_err_rsvd(c, "wq_qpn beyond the table");
+            }
+            continue;
+        }
+        /* A spreading QP cannot be a target: no second round. */
+        st = rnic_cmd_get_qp(c, w, &wq);
+        if (st) {
+            return st;
+        }
+        if (wq->type != RNIC_QPT_RAW_PACKET || wq == qp || wq->rss) {
+            return rnic_cmd_err_param(c, "RSS target QP", w, 0);
+        }
+    }
+    if (!rnic_host_mem_charge(s, sizeof(*rss))) {
+        return rnic_cmd_err_resource(c, "host memory");
+    }
+    rss = g_new0(RnicRss, 1);
+    rss->log_tbl_size = r->log_tbl_size;
+    rss->fields = fields;
+    memcpy(rss->key, r->key, sizeof(rss->key));
+    for (i = 0; i < n; i++) {
+        rss->wq_qpn[i] = le32_to_cpu(r->wq_qpn[i]);
+    }
+    qp->rss = rss;
+    trace_rnic_rss(qpn, n, fields);
+    return RNIC_CMD_OK;
+}
+
 /* ---- data path ---- */
+
+/*
+ * The Toeplitz hash of receive-side scaling: for every set bit of the
+ * input, the 32 key bits starting at that bit position are XORed in.
+ */
+static uint32_t rnic_toeplitz(const uint8_t *key, const uint8_t *in,
+                              size_t len)
+{
+    uint32_t hash = 0, window = ldl_be_p(key);
+    size_t i;
+    int b;
+
+    for (i = 0; i < len; i++) {
+        uint8_t next = i + 4 < RNIC_RSS_KEY_LEN ? key[i + 4] : 0;
+
+        for (b = 7; b >= 0; b--) {
+            if (in[i] & (1u << b)) {
+                hash ^= window;
+            }
+            window = (window << 1) | ((next >> b) & 1);
+        }
+    }
+    return hash;
+}
+
+/* The work queue an RSS QP hands the frame to, or NULL. */
+static RnicQP *rnic_rss_pick(RnicState *s, const RnicQP *qp,
+                             const RnicFrameKey *k)
+{
+    const RnicRss *r = qp->rss;
+    uint8_t in[36];
+    size_t n = 0, alen = k->ip_ver == 6 ? 16 : 4;
+    uint16_t src = k->ip_ver == 6 ? RNIC_RSS_SRC_IPV6 : RNIC_RSS_SRC_IPV4;
+    uint16_t dst = k->ip_ver == 6 ? RNIC_RSS_DST_IPV6 : RNIC_RSS_DST_IPV4;
+    uint16_t sport = k->l4 == RNIC_FLOW_L4_TCP ? RNIC_RSS_SRC_PORT_TCP
+                                               : RNIC_RSS_SRC_PORT_UDP;
+    uint16_t dport = k->l4 == RNIC_FLOW_L4_TCP ? RNIC_RSS_DST_PORT_TCP
+                                               : RNIC_RSS_DST_PORT_UDP;
+    uint32_t idx = 0;
+    RnicQP *wq;
+
+    if (k->ip_ver) {
+        if (r->fields & src) {
+            memcpy(in + n, k->src_ip, alen);
+            n += alen;
+        }
+        if (r->fields & dst) {
+            memcpy(in + n, k->dst_ip, alen);
+            n += alen;
+        }
+        if (k->l4 && (r->fields & sport)) {
+            memcpy(in + n, k->src_port, 2);
+            n += 2;
+        }
+        if (k->l4 && (r->fields & dport)) {
+            memcpy(in + n, k->dst_port, 2);
+            n += 2;
+        }
+    }
+    /* Frames without the fields all land in entry 0. */
+    if (n) {
+        idx = rnic_toeplitz(r->key, in, n) &
+              ((1u << r->log_tbl_size) - 1);
+    }
+    wq = rnic_qp_get(s, r->wq_qpn[idx]);
+    /* Its number may have been reused by a QP of another kind. */
+    if (!wq || wq->type != RNIC_QPT_RAW_PACKET || wq->rss ||
+        wq->uctx != qp->uctx) {
+        return NULL;
+    }
+    return wq;
+}
 
 bool rnic_flow_wants(RnicState *s, const uint8_t *frame, size_t len)
 {
@@ -296,6 +434,9 @@ bool rnic_flow_deliver(RnicState *s, const uint8_t *frame, size_t len)
             continue;
         }
         qp = rnic_qp_get(s, f->qpn);
+        if (qp && qp->rss) {
+            qp = rnic_rss_pick(s, qp, &k);
+        }
         if (!qp || !rnic_resp_raw(s, qp, frame, len)) {
             s->cnt[RNIC_CNT_RAW_RX_DROPPED]++;
             continue;

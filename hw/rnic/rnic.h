@@ -112,6 +112,14 @@ typedef struct RnicMcast {
     uint32_t *qpn;              /* [max_mcast_qp_attach] */
 } RnicMcast;
 
+/* SET_RSS state of a raw packet QP that spreads its frames. */
+typedef struct RnicRss {
+    uint8_t log_tbl_size;
+    uint16_t fields;
+    uint8_t key[RNIC_RSS_KEY_LEN];
+    uint32_t wq_qpn[1u << RNIC_RSS_MAX_LOG_TBL];
+} RnicRss;
+
 /* A CREATE_FLOW rule: frames that match go to raw packet QP 'qpn'. */
 typedef struct RnicFlow {
     bool valid;
@@ -231,6 +239,7 @@ typedef struct RnicQP {
     QTAILQ_ENTRY(RnicQP) work_next;
 
     RnicTransport *tp;
+    RnicRss *rss;               /* raw QPs after SET_RSS */
 } RnicQP;
 
 struct RnicState {

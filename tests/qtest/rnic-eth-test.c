@@ -779,6 +779,122 @@ static void test_raw_off(void *obj, void *data, QGuestAllocator *alloc)
                      ==, RNIC_CMD_ERR_NOT_SUPP);
 }
 
+/* ---- receive-side scaling ---- */
+
+/* The key and vectors of the RSS verification suite (IPv4, with ports). */
+static const uint8_t rss_key[RNIC_RSS_KEY_LEN] = {
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
+    0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
+    0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+    0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+#define RSS_SIP         0x420995bbu     /* 66.9.149.187 */
+#define RSS_DIP         0xa18e6450u     /* 161.142.100.80 */
+#define RSS_SPORT       2794
+#define RSS_DPORT       1766
+#define RSS_HASH_IP     0x323e8fc2u     /* addresses only */
+#define RSS_HASH_IP_L4  0x51ccc178u     /* addresses and ports */
+
+/* SET_RSS: entry @hot of a 32-entry table is @a, all others @b. */
+static uint8_t rss_set(Env *e, uint32_t qpn, uint16_t fields, uint32_t hot,
+                       uint32_t a, uint32_t b, uint8_t key_len)
+{
+    struct rnic_cmd cmd;
+    unsigned i;
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_SET_RSS);
+    cmd.u.set_rss.qpn = cpu_to_le32(qpn);
+    cmd.u.set_rss.log_tbl_size = RNIC_RSS_MAX_LOG_TBL;
+    cmd.u.set_rss.key_len = key_len;
+    cmd.u.set_rss.fields = cpu_to_le16(fields);
+    memcpy(cmd.u.set_rss.key, rss_key, sizeof(rss_key));
+    for (i = 0; i < 1u << RNIC_RSS_MAX_LOG_TBL; i++) {
+        cmd.u.set_rss.wq_qpn[i] = cpu_to_le32(i == hot ? a : b);
+    }
+    return qrnic_cmd(e->r, &cmd, NULL);
+}
+
+static void rss_frame(uint8_t *f, uint32_t sip)
+{
+    uint8_t *udp = build_eth_ip4(f, RAW_FRAME_LEN, raw_dmac, 17, sip,
+                                 RSS_DIP) + IP4_HLEN;
+
+    rt_st16(udp, RSS_SPORT);
+    rt_st16(udp + 2, RSS_DPORT);
+    rt_st16(udp + 4, RAW_FRAME_LEN - ETH_HLEN - IP4_HLEN);
+}
+
+/*
+ * An RSS QP spreads what its rule catches over its table by the Toeplitz
+ * hash of the fields it names; it never receives itself, in any state.
+ */
+static void test_raw_rss(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicQp a, b, rss, rss2;
+    struct rnic_flow_match m;
+    uint8_t f[RAW_FRAME_LEN];
+    uint64_t errs;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_INIT);
+    raw_qp(&e, &a);
+    raw_qp(&e, &b);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &rss, RNIC_QPT_RAW_PACKET, e.pdn,
+                                     e.cq.cqn, e.cq.cqn, 0, 0), ==,
+                     RNIC_CMD_OK);
+    errs = rt_guest_errs(e.r);
+    g_assert_cmpuint(rss_set(&e, e.qp.qpn, RNIC_RSS_SRC_IPV4, 2, a.qpn,
+                             b.qpn, RNIC_RSS_KEY_LEN), ==,
+                     RNIC_CMD_ERR_PARAM);       /* not a raw QP */
+    g_assert_cmpuint(rss_set(&e, rss.qpn, RNIC_RSS_SRC_IPV4, 2, a.qpn,
+                             e.qp.qpn, RNIC_RSS_KEY_LEN), ==,
+                     RNIC_CMD_ERR_PARAM);       /* an RC QP in the table */
+    g_assert_cmpuint(rss_set(&e, rss.qpn, RNIC_RSS_SRC_IPV4, 2, a.qpn,
+                             b.qpn, RNIC_RSS_KEY_LEN - 1), ==,
+                     RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(rss_set(&e, rss.qpn, 0x100, 2, a.qpn, b.qpn,
+                             RNIC_RSS_KEY_LEN), ==, RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, errs + 4);
+
+    /* Addresses only: the vector's hash picks entry 2. */
+    g_assert_cmpuint(rss_set(&e, rss.qpn, RNIC_RSS_SRC_IPV4 |
+                             RNIC_RSS_DST_IPV4, RSS_HASH_IP & 31, a.qpn,
+                             b.qpn, RNIC_RSS_KEY_LEN), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(rss_set(&e, rss.qpn, RNIC_RSS_SRC_IPV4, 2, a.qpn,
+                             b.qpn, RNIC_RSS_KEY_LEN), ==,
+                     RNIC_CMD_ERR_STATE);       /* set once */
+    udp_rule(&m, RSS_DPORT);
+    g_assert_cmpuint(flow_create(&e, rss.qpn, &m, NULL), ==, RNIC_CMD_OK);
+    raw_post_recv(&e, &a, 0xa1, 0);
+    raw_post_recv(&e, &b, 0xb1, 256);
+    rss_frame(f, RSS_SIP);
+    rt_sock_send(e.fd, f, sizeof(f));
+    raw_expect_recv(&e, &a, 0xa1, 0, f);
+    rss_frame(f, 0x01010101);       /* hash 0xc58f6345: entry 5 */
+    rt_sock_send(e.fd, f, sizeof(f));
+    raw_expect_recv(&e, &b, 0xb1, 256, f);
+
+    /* With the UDP ports the same frame hashes to entry 24. */
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, rss.qpn),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &rss2, RNIC_QPT_RAW_PACKET, e.pdn,
+                                     e.cq.cqn, e.cq.cqn, 0, 0), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(rss_set(&e, rss2.qpn, RNIC_RSS_SRC_IPV4 |
+                             RNIC_RSS_DST_IPV4 | RNIC_RSS_SRC_PORT_UDP |
+                             RNIC_RSS_DST_PORT_UDP, RSS_HASH_IP_L4 & 31,
+                             a.qpn, b.qpn, RNIC_RSS_KEY_LEN), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(flow_create(&e, rss2.qpn, &m, NULL), ==, RNIC_CMD_OK);
+    raw_post_recv(&e, &a, 0xa2, 512);
+    rss_frame(f, RSS_SIP);
+    rt_sock_send(e.fd, f, sizeof(f));
+    raw_expect_recv(&e, &a, 0xa2, 512, f);
+    rt_assert_cq_empty(&e, &e.cq);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RAW_RX_PKTS), ==, 3);
+}
+
 static void register_rnic_eth_test(void)
 {
     rt_add("eth-rx", test_eth_rx);
@@ -794,6 +910,7 @@ static void register_rnic_eth_test(void)
     rt_add("raw-flow-rx", test_raw_flow_rx);
     rt_add("raw-tx-loopback", test_raw_tx_loopback);
     rt_add("raw-bad-wqe", test_raw_bad_wqe);
+    rt_add("raw-rss", test_raw_rss);
     rt_add_opts("raw-flow-bad", test_raw_flow_bad, ",max-flow=2");
     rt_add_opts("raw-off", test_raw_off, ",max-flow=0");
 }

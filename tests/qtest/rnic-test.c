@@ -240,7 +240,7 @@ static void test_cmd_bad_opcode(void *obj, void *data, QGuestAllocator *alloc)
 {
     Env e;
     struct rnic_cmd cmd;
-    static const uint8_t bad[] = { 0x00, 0x09, 0x12, 0x38, 0x43, 0x55,
+    static const uint8_t bad[] = { 0x00, 0x09, 0x12, 0x3f, 0x43, 0x55,
                                    0x62, 0x7f, 0xff };
     unsigned i;
 

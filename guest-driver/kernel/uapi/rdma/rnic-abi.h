@@ -50,6 +50,16 @@ struct rnic_ucreate_qp {
 	__aligned_u64 rq_addr;		/* page aligned, 0 with an SRQ */
 	__u32 rq_size;
 	__u32 reserved2;
+	/*
+	 * A raw packet QP over a receive WQ indirection table (RSS): no
+	 * rings above, and how frames are spread (the device's SET_RSS).
+	 */
+	__aligned_u64 rx_hash_fields_mask;	/* IB_UVERBS_RX_HASH_* */
+	__u8 rx_hash_function;		/* IB_UVERBS_RX_HASH_FUNC_TOEPLITZ */
+	__u8 rx_key_len;
+	__u16 reserved3;
+	__u32 reserved4;
+	__u8 rx_hash_key[40];
 };
 
 struct rnic_ucreate_qp_resp {
@@ -75,6 +85,19 @@ struct rnic_umodify_srq {
 	__u32 buf_size;
 	__u8 log_size;
 	__u8 reserved[3];
+};
+
+/* A receive work queue (ibv_create_wq): its ring, as a QP's RQ. */
+struct rnic_ucreate_wq {
+	__aligned_u64 rq_addr;		/* page aligned */
+	__u32 rq_size;
+	__u8 rq_log_size;
+	__u8 reserved[3];
+};
+
+struct rnic_ucreate_wq_resp {
+	__u32 wqn;
+	__u32 reserved;
 };
 
 /* UD address handles are built by the provider; the kernel hands it the MAC. */
