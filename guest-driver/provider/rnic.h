@@ -361,6 +361,14 @@ void rnic_clear_qp(struct rnic_context *ctx, struct rnic_qp *qp);
 void rnic_qp_set_state(struct rnic_qp *qp, enum ibv_qp_state state);
 
 /* rnic_rss.c: receive work queues, indirection tables, RSS QPs */
+/* The hash fields the device takes; the same bits as RNIC_RSS_*. */
+#define RNIC_RX_HASH_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
+			     IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 | \
+			     IBV_RX_HASH_SRC_PORT_TCP | \
+			     IBV_RX_HASH_DST_PORT_TCP | \
+			     IBV_RX_HASH_SRC_PORT_UDP | \
+			     IBV_RX_HASH_DST_PORT_UDP)
+
 struct ibv_qp *rnic_create_rss_qp(struct rnic_context *ctx,
 				  struct ibv_qp_init_attr_ex *attr);
 struct ibv_wq *rnic_create_wq(struct ibv_context *ctx,

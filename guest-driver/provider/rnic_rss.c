@@ -199,14 +199,6 @@ int rnic_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl)
 	return 0;
 }
 
-/* The hash fields the device takes; the same bits as RNIC_RSS_*. */
-#define RNIC_RX_HASH_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
-			     IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 | \
-			     IBV_RX_HASH_SRC_PORT_TCP | \
-			     IBV_RX_HASH_DST_PORT_TCP | \
-			     IBV_RX_HASH_SRC_PORT_UDP | \
-			     IBV_RX_HASH_DST_PORT_UDP)
-
 static_assert(RNIC_RX_HASH_FIELDS == RNIC_RSS_FIELDS, "RSS field bits");
 
 struct ibv_qp *rnic_create_rss_qp(struct rnic_context *ctx,

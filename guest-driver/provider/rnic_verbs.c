@@ -32,6 +32,13 @@ int rnic_query_device(struct ibv_context *ctx,
 		 "%u.%u.%u", (unsigned int)((fw >> 32) & 0xffff),
 		 (unsigned int)((fw >> 16) & 0xffff),
 		 (unsigned int)(fw & 0xffff));
+	/* The kernel knows the tables; how frames are hashed is ours. */
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, rss_caps) +
+			 sizeof(attr->rss_caps) &&
+	    attr->rss_caps.max_rwq_indirection_table_size) {
+		attr->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+		attr->rss_caps.rx_hash_fields_mask = RNIC_RX_HASH_FIELDS;
+	}
 	return 0;
 }
 

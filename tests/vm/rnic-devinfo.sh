@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# ibv_devinfo -v shows the rnic device with its port ACTIVE, RoCE v2 GIDs
-# for the netdev's IPv4 and IPv6 addresses, and the limits the device
-# properties set (max-qp is lowered here to prove query_device reports it).
+# ibv_devinfo -v shows the rnic device with its port ACTIVE, RoCE v2 and
+# v1 GIDs for the netdev's IPv4 and IPv6 addresses, the limits the device
+# properties set (each lowered here from its default, so a hard-coded
+# value would fail), and the capabilities the device has (the clock, RSS
+# over raw packet QPs) with their true values.
 # The Ethernet function carries the non-RoCE traffic: the VMs ping each
 # other over the rnic netdev on IPv4 and IPv6.
-# vmlaunch: -n 2 --rnic --rnic-opt max-qp=200 --rnic-opt max-cq=300 --timeout 300
+# vmlaunch: -n 2 --rnic --rnic-opt max-qp=200 --rnic-opt max-cq=300 --rnic-opt max-qp-wr=2048 --rnic-opt max-mr=1000 --rnic-opt max-pd=100 --rnic-opt max-srq=50 --rnic-opt max-mw=20 --rnic-opt max-mcast-grp=16 --rnic-opt max-mcast-qp-attach=4 --rnic-opt max-sge=4 --timeout 300
 set -u
 fail() { echo "rnic-devinfo: FAILED: $*"; exit 1; }
 
@@ -22,6 +24,32 @@ want "state:[[:space:]]+PORT_ACTIVE"
 want "link_layer:[[:space:]]+Ethernet"
 want "max_qp:[[:space:]]+200\$"
 want "max_cq:[[:space:]]+300\$"
+want "max_qp_wr:[[:space:]]+2048\$"
+want "max_sge:[[:space:]]+4\$"
+want "max_mr:[[:space:]]+1000\$"
+want "max_pd:[[:space:]]+100\$"
+want "max_srq:[[:space:]]+50\$"
+want "max_mw:[[:space:]]+20\$"
+want "max_mcast_grp:[[:space:]]+16\$"
+want "max_mcast_qp_attach:[[:space:]]+4\$"
+want "max_total_mcast_qp_attach:[[:space:]]+64\$"
+want "max_ah:[[:space:]]+200\$"
+want "completion timestamp_mask:[[:space:]]+0xffffffffffffffff\$"
+want "hca_core_clock:[[:space:]]+1000000kHZ\$"
+want "max_rwq_indirection_table_size:[[:space:]]+32\$"
+want "rx_hash_function:[[:space:]]+0x1\$"
+want "rx_hash_fields_mask:[[:space:]]+0xFF\$"
+want "max_wq_type_rq:[[:space:]]+200\$"
+want "SUPPORT_RAW_PACKET\$"
+# ibv_devinfo prints v1 GIDs in hex, without the IPv4-mapped form.
+IFS=. read -r o1 o2 o3 o4 <<<"$RNIC_DATA_IP4"
+v1gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+        "$o1" "$o2" "$o3" "$o4")
+want "GID\\[ *[0-9]+\\]:[[:space:]]+$v1gid, RoCE v1"
+# What it does not have is not claimed.
+if grep -Eq "max_raw_ethy_qp:[[:space:]]+[1-9]|ON_DEMAND_PAGING|XRC" <<<"$out"; then
+    fail "ibv_devinfo -v claims a capability rnic does not have"
+fi
 want "GID\\[ *[0-9]+\\]:[[:space:]]+::ffff:$RNIC_DATA_IP4, RoCE v2"
 want "GID\\[ *[0-9]+\\]:[[:space:]]+$RNIC_RNIC_IP6, RoCE v2"
 want "GID\\[ *[0-9]+\\]:[[:space:]]+fe80::"
