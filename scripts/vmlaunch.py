@@ -833,6 +833,20 @@ class Launcher:
             why = "VM stopped without RNIC-EXIT-STATUS (QEMU status %s)" % rc
         return self.fail("%s run" % vm.name, why, vm.serial)
 
+    def boot_failures(self):
+        """VMs whose kernel panicked before rnic-init started: the distro's
+        boot (initramfs) failed, before anything of ours ran."""
+        bad = []
+        for vm in self.vms:
+            try:
+                with open(vm.serial, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if "rnic-init: started" not in text and "Kernel panic" in text:
+                bad.append(vm.name)
+        return bad
+
     def cleanup(self):
         for vm in self.vms:
             vm.kill()
@@ -899,6 +913,18 @@ def main(argv):
     launcher = Launcher(args)
     try:
         rc = launcher.run()
+        booted = launcher.boot_failures() if rc else []
+        if booted:
+            # A rare initramfs race ("run-init: nuking initramfs contents")
+            # panics a guest before our code runs: that boot, not the test,
+            # failed.  One more try, said loudly; a second one fails the run.
+            print("rnic: %s did not boot (kernel panic before rnic-init, see "
+                  "%s): running once more" % (", ".join(booted),
+                                               rel(launcher.workdir)),
+                  file=sys.stderr, flush=True)
+            launcher.cleanup()
+            launcher = Launcher(args)
+            rc = launcher.run()
         if rc == 0 and stamp:
             os.makedirs(os.path.dirname(stamp), exist_ok=True)
             with open(stamp, "w", encoding="utf-8") as f:
