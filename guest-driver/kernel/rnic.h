@@ -361,6 +361,8 @@ int rnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 /* rnic_qp.c: rings and contexts, shared with rnic_rss.c */
 u16 rnic_udata_uctx(struct ib_udata *udata);
 void rnic_destroy_device_qp(struct rnic_dev *dev, u16 uctx, u32 qpn);
+int rnic_qp_publish(struct rnic_dev *dev, struct rnic_qp *qp,
+		    struct ib_udata *udata);
 void rnic_wq_free(struct rnic_dev *dev, struct rnic_wq *wq);
 int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
 		 u32 size, u32 stride, struct rnic_pbl *pbl,

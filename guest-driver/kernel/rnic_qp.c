@@ -133,6 +133,27 @@ static void rnic_av_to_ah(struct rnic_dev *dev, const struct rnic_av *av,
 
 /* ---- QP creation and destruction ---- */
 
+/*
+ * The last step of a create: the provider learns the QPN, and event
+ * handlers can find the QP.
+ */
+int rnic_qp_publish(struct rnic_dev *dev, struct rnic_qp *qp,
+		    struct ib_udata *udata)
+{
+	if (udata) {
+		struct rnic_ucreate_qp_resp uresp = {};
+		int err;
+
+		uresp.qpn = qp->qpn;
+		uresp.max_inline = qp->max_inline;
+		err = ib_copy_to_udata(udata, &uresp,
+				       min(udata->outlen, sizeof(uresp)));
+		if (err)
+			return err;
+	}
+	return xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+}
+
 int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
@@ -272,17 +293,7 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	cap->max_inline_data = qp->max_inline;
 	qp->cap = *cap;
 
-	if (udata) {
-		struct rnic_ucreate_qp_resp uresp = {};
-
-		uresp.qpn = qp->qpn;
-		uresp.max_inline = qp->max_inline;
-		err = ib_copy_to_udata(udata, &uresp,
-				       min(udata->outlen, sizeof(uresp)));
-		if (err)
-			goto err_destroy;
-	}
-	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	err = rnic_qp_publish(dev, qp, udata);
 	if (err)
 		goto err_destroy;
 	return 0;

@@ -193,7 +193,6 @@ int rnic_create_rss_qp(struct rnic_qp *qp, struct ib_qp_init_attr *init,
 {
 	struct rnic_dev *dev = to_rdev(qp->ibqp.device);
 	struct ib_rwq_ind_table *tbl = init->rwq_ind_tbl;
-	struct rnic_ucreate_qp_resp uresp = {};
 	struct rnic_cmd_create_qp cmd = {};
 	struct rnic_cmd_set_rss rss = {};
 	struct rnic_ucreate_qp ucmd = {};
@@ -250,12 +249,7 @@ int rnic_create_rss_qp(struct rnic_qp *qp, struct ib_qp_init_attr *init,
 	qp->ibqp.qp_num = qp->qpn;
 	qp->state = IB_QPS_RESET;
 	memset(&qp->cap, 0, sizeof(qp->cap));
-	uresp.qpn = qp->qpn;
-	err = ib_copy_to_udata(udata, &uresp, min(udata->outlen,
-						  sizeof(uresp)));
-	if (err)
-		goto err_destroy;
-	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	err = rnic_qp_publish(dev, qp, udata);
 	if (err)
 		goto err_destroy;
 	return 0;
