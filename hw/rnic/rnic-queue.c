@@ -668,6 +668,11 @@ void rnic_bh(void *opaque)
     bool again;
     unsigned n;
 
+    /* Picked up again by rnic_vm_state_change() when the VM runs. */
+    if (!runstate_is_running()) {
+        s->bh_deferred = true;
+        return;
+    }
     if (s->cmd_pending) {
         rnic_cmdq_run(s, RNIC_CMD_BUDGET);
     }

@@ -278,12 +278,14 @@ static void rnic_realize(PCIDevice *pdev, Error **errp)
 
     rnic_net_reset(s);
     rnic_regs_reset(s);
+    rnic_migrate_init(s);
 }
 
 static void rnic_exit(PCIDevice *pdev)
 {
     RnicState *s = RNIC(pdev);
 
+    rnic_migrate_fini(s);
     rnic_reset(s);
     qemu_bh_delete(s->bh);
     s->bh = NULL;
@@ -385,11 +387,6 @@ static const struct {
                       "allocate (page lists, QP state); more is refused" },
 };
 
-static const VMStateDescription rnic_vmstate = {
-    .name = "rnic",
-    .unmigratable = 1,
-};
-
 static void rnic_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -407,7 +404,7 @@ static void rnic_class_init(ObjectClass *klass, void *data)
     rc->phases.hold = rnic_reset_hold;
 
     dc->desc = "Emulated RoCEv2 RDMA NIC";
-    dc->vmsd = &rnic_vmstate;
+    dc->vmsd = &vmstate_rnic;
     device_class_set_props(dc, rnic_properties);
     for (size_t i = 0; i < ARRAY_SIZE(rnic_prop_desc); i++) {
         object_class_property_set_description(klass, rnic_prop_desc[i].name,

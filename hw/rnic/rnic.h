@@ -32,6 +32,7 @@
 #include "net/net.h"
 #include "qemu/timer.h"
 #include "qemu/queue.h"
+#include "system/runstate.h"
 #include "rnic-abi.h"
 
 #define TYPE_RNIC "rnic"
@@ -353,9 +354,20 @@ struct RnicState {
     QSIMPLEQ_HEAD(, RnicRxFrame) rx_q;
     uint32_t rx_len;
     bool rx_blocked;            /* can_receive said no: flush when drained */
+
+    /* Live migration (rnic-migrate.c). */
+    bool bh_deferred;           /* work arrived while the VM was stopped */
+    bool mig_incoming;          /* state loaded, the VM not yet started */
+    int32_t mig_cq_bits;        /* bits of cq_ev in the stream */
+    VMChangeStateEntry *vmse;
 };
 
 
+
+/* rnic-migrate.c */
+extern const VMStateDescription vmstate_rnic;
+void rnic_migrate_init(RnicState *s);   /* realize */
+void rnic_migrate_fini(RnicState *s);   /* unrealize */
 
 /* rnic.c: CTRL.RESET, ENABLE cleared, PCI reset: every object freed. */
 void rnic_reset(RnicState *s);
