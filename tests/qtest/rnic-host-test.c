@@ -175,6 +175,226 @@ static void test_qom_state(void *obj, void *data, QGuestAllocator *alloc)
     g_free(path);
 }
 
+/* ---- live migration ---- */
+
+/*
+ * A second QEMU like the test's, waiting for an incoming migration, with
+ * a socket of its own in place of the test's netdev socket; @from/@to
+ * replace one device option (NULL: none).
+ */
+static QTestState *rnic_mig_dest(int *peer_fd, const char *from,
+                                 const char *to)
+{
+    g_autofree char *old_sock = g_strdup_printf("socket,fd=%d,",
+                                                rt_cmd_line_fd);
+    g_autofree char *new_sock = NULL;
+    g_autofree char *cmd = NULL;
+    g_auto(GStrv) parts = NULL;
+    GString *line;
+    QTestState *qts;
+    gssize pos;
+    int sv[2];
+
+    g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+    new_sock = g_strdup_printf("socket,fd=%d,", sv[1]);
+    parts = g_strsplit(rt_cmd_line, old_sock, 2);
+    g_assert_nonnull(parts[1]);
+    line = g_string_new(parts[0]);
+    g_string_append(line, new_sock);
+    g_string_append(line, parts[1]);
+    if (from) {
+        const char *at = strstr(line->str, from);
+
+        g_assert_nonnull(at);
+        pos = at - line->str;
+        g_string_erase(line, pos, strlen(from));
+        g_string_insert(line, pos, to);
+    }
+    g_string_append(line, " -incoming defer");
+    cmd = g_string_free(line, false);
+    qts = qtest_init(cmd);
+    close(sv[1]);
+    *peer_fd = sv[0];
+    return qts;
+}
+
+/* Migrates @src to @dst over a unix socket; the source's final status. */
+static char *rnic_mig_run(QTestState *src, QTestState *dst)
+{
+    g_autofree char *uri = g_strdup_printf("unix:%s/rnic-mig-%d.sock",
+                                           g_get_tmp_dir(), getpid());
+    char *status = NULL;
+    QDict *resp;
+    int i;
+
+    /* The return path tells the source whether the destination loaded. */
+    for (i = 0; i < 2; i++) {
+        qtest_qmp_assert_success(i ? dst : src,
+                                 "{'execute': 'migrate-set-capabilities',"
+                                 " 'arguments': {'capabilities': ["
+                                 " {'capability': 'return-path',"
+                                 "  'state': true}]}}");
+    }
+    /*
+     * The destination would announce the VM's MACs with RARP frames, on
+     * the real clock; the test's socket only expects the device's RoCE.
+     */
+    qtest_qmp_assert_success(dst, "{'execute': 'migrate-set-parameters',"
+                                  " 'arguments': {'announce-rounds': 0}}");
+    qtest_qmp_assert_success(dst, "{'execute': 'migrate-incoming',"
+                                  " 'arguments': {'uri': %s}}", uri);
+    qtest_qmp_assert_success(src, "{'execute': 'migrate',"
+                                  " 'arguments': {'uri': %s}}", uri);
+    for (i = 0; i < 3000 && !status; i++) {
+        const char *st;
+
+        resp = qtest_qmp(src, "{'execute': 'query-migrate'}");
+        st = qdict_get_try_str(qdict_get_qdict(resp, "return"), "status");
+        if (st && (!strcmp(st, "completed") || !strcmp(st, "failed"))) {
+            status = g_strdup(st);
+        }
+        qobject_unref(resp);
+        if (!status) {
+            g_usleep(10 * 1000);
+        }
+    }
+    unlink(uri + strlen("unix:"));
+    g_assert_nonnull(status);
+    return status;
+}
+
+/*
+ * A VM migrates while its RC QP has a SEND in flight (sent, not ACKed)
+ * and a RECV posted.  The destination's device goes on as if nothing
+ * happened: same counters and QP state, it resends the SEND from the
+ * guest memory that came along when its ACK timer fires, completes it
+ * on the ACK, and lands an incoming SEND and WRITE where the migrated
+ * RQ and MR say.
+ */
+static void test_migrate_rc(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QTestState *src, *dst;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t out[48], in[40], got[48];
+    g_autofree char *status = NULL;
+    g_autofree char *path = NULL;
+    QDict *resp, *qp;
+    Roce f;
+    Env e;
+    int fd;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    src = qrnic_qts(e.r);
+    rt_fill_pattern(out, sizeof(out), 0x5a);
+    qtest_memwrite(src, e.mr.buf, out, sizeof(out));
+    rt_sge_of(&sge, &e.mr, 0, sizeof(out));
+    rt_send_wqe(&w, 0x77, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    rt_sge_of(&sge, &e.mr, 0x800, sizeof(in));
+    qrnic_post_recv(e.r, &e.qp, 0x55, &sge, 1);
+    qrnic_ring_rq(e.r, &e.qp);
+    qrnic_settle(e.r);
+
+    dst = rnic_mig_dest(&fd, NULL, NULL);
+    status = rnic_mig_run(src, dst);
+    g_assert_cmpstr(status, ==, "completed");
+    e.r->dev.bus->qts = dst;
+    e.fd = fd;
+
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, 1);
+    path = rnic_qom_path(dst);
+    resp = rnic_qom_get(dst, path, "qps");
+    qp = qobject_to(QDict, qlist_peek(qdict_get_qlist(resp, "return")));
+    g_assert_cmpint(qdict_get_int(qp, "qpn"), ==, e.qp.qpn);
+    g_assert_cmpstr(qdict_get_str(qp, "state"), ==, "RTS");
+    qobject_unref(resp);
+
+    /* The ACK timer came along; the payload comes from migrated RAM. */
+    qtest_clock_step(dst, 300 * 1000 * 1000);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    g_assert_cmpmem(f.payload, f.payload_len, out, sizeof(out));
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), >=, 1);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x77);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_SEND);
+
+    /* The RECV posted before the move takes a SEND after it. */
+    rt_fill_pattern(in, sizeof(in), 0xc3);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN, in,
+                         sizeof(in));
+    rt_send_roce(&e, &f);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x55);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(in));
+    qtest_memread(dst, e.mr.buf + 0x800, got, sizeof(in));
+    g_assert_cmpmem(got, sizeof(in), in, sizeof(in));
+
+    /* A WRITE through the migrated MR's rkey and page list. */
+    rt_fill_pattern(got, sizeof(got), 0x19);
+    rt_roce_init_payload(&f, OPC_WRITE_ONLY, e.qp.qpn, QP_RQ_PSN + 1, got,
+                         sizeof(got));
+    f.va = e.mr.buf + 0x400;
+    f.rkey = e.mr.rkey;
+    f.dma_len = sizeof(got);
+    rt_send_roce(&e, &f);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN + 1);
+    qtest_memread(dst, e.mr.buf + 0x400, out, sizeof(got));
+    g_assert_cmpmem(out, sizeof(got), got, sizeof(got));
+    g_assert_cmpuint(rt_guest_errs(e.r), ==, 0);
+
+    /* The framework cleans up through the (stopped) source. */
+    e.r->dev.bus->qts = src;
+    close(fd);
+    qtest_quit(dst);
+}
+
+/*
+ * A destination whose properties cannot hold the source's objects refuses
+ * the stream: it exits with an error instead of writing past its tables,
+ * and the source goes on with its device intact.
+ */
+static void test_migrate_mismatch(void *obj, void *data,
+                                  QGuestAllocator *alloc)
+{
+    g_autofree char *status = NULL;
+    QTestState *src, *dst;
+    uint32_t pdn[2];
+    Env e;
+    int fd;
+
+    rt_env_basic(&e, obj, data);
+    src = qrnic_qts(e.r);
+    g_assert_cmpuint(qrnic_create_pd(e.r, 0, &pdn[0]), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_pd(e.r, 0, &pdn[1]), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(pdn[1], ==, 3);
+
+    dst = rnic_mig_dest(&fd, "max-pd=3,", "max-pd=2,");
+    qtest_set_expected_status(dst, 1);
+    status = rnic_mig_run(src, dst);
+    g_assert_cmpstr(status, ==, "failed");
+    qtest_quit(dst);
+    close(fd);
+
+    /* The source runs on: its PDs are all there, and the table is full. */
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_PD, 0, pdn[1]), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_pd(e.r, 0, &pdn[1]), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_pd(e.r, 0, &pdn[0]), ==,
+                     RNIC_CMD_ERR_RESOURCE);
+}
+
 /* ---- device properties ---- */
 
 /*
@@ -226,6 +446,8 @@ static void register_rnic_host_test(void)
     rt_add("props-described", test_props_described);
     rt_add("pm-reset", test_pm_reset);
     rt_add("qom-state", test_qom_state);
+    rt_add_migrate("migrate-rc", test_migrate_rc);
+    rt_add_migrate("migrate-mismatch", test_migrate_mismatch);
 }
 
 libqos_init(register_rnic_host_test);

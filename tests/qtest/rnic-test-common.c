@@ -588,6 +588,23 @@ static void *data_test_init(GString *cmd_line, void *arg)
     return test_sockets;
 }
 
+/*
+ * The command line of the QEMU a test runs in, for a test that starts a
+ * second one like it (a migration destination).
+ */
+char *rt_cmd_line;
+int rt_cmd_line_fd;
+
+static void *migrate_test_init(GString *cmd_line, void *arg)
+{
+    int *test_sockets = data_test_init(cmd_line, arg);
+
+    g_free(rt_cmd_line);
+    rt_cmd_line = g_strdup(cmd_line->str);
+    rt_cmd_line_fd = test_sockets[1];
+    return test_sockets;
+}
+
 void rt_add(const char *name, QOSTestFunc fn)
 {
     rt_add_opts(name, fn, "");
@@ -617,6 +634,11 @@ static void rt_add_with(const char *name, QOSTestFunc fn,
 void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts)
 {
     rt_add_with(name, fn, data_test_init, dev_opts);
+}
+
+void rt_add_migrate(const char *name, QOSTestFunc fn)
+{
+    rt_add_with(name, fn, migrate_test_init, "");
 }
 
 

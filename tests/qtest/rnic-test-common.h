@@ -177,6 +177,13 @@ void rt_use_node_b(bool on);
 /* The same with ",opt=val..." appended to the device's options. */
 void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts);
 /*
+ * rt_add() for a test that migrates: rt_cmd_line is then its QEMU's
+ * command line, whose socket netdev is "fd=<rt_cmd_line_fd>".
+ */
+void rt_add_migrate(const char *name, QOSTestFunc fn);
+extern char *rt_cmd_line;
+extern int rt_cmd_line_fd;
+/*
  * The device and a second rnic (slot 5, MAC RT_MAC2_STR) on one hub, no
  * socket: 'data' is unused.  qrnic_init_second() reaches the second one.
  */
