@@ -6,21 +6,12 @@
 # from the source's file to the destination's, a line cut in two by the
 # switch included.
 
-import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "scripts"))
-import vmlaunch  # noqa: E402
+from launcher_checks import Checks, vmlaunch
 
-failures = 0
-
-
-def check(what, ok):
-    global failures
-    print("%s: %s" % ("ok" if ok else "FAILED", what))
-    failures += not ok
+check = Checks()
 
 
 def source_argv(d):
@@ -99,8 +90,7 @@ def main():
         check("the VM follows the destination",
               vm.serial == dest.serial and vm.qmp == dest.qmp and
               vm.qemu_log == dest.qemu_log and vm.argv == dst and not vm.alive())
-    print("launcher-migrate: %s" % ("OK" if not failures else "%d failures" % failures))
-    return 1 if failures else 0
+    return check.status("launcher-migrate")
 
 
 if __name__ == "__main__":

@@ -8,21 +8,12 @@
 
 import contextlib
 import io
-import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "scripts"))
-import vmlaunch  # noqa: E402
+from launcher_checks import Checks, vmlaunch
 
-failures = 0
-
-
-def check(what, ok):
-    global failures
-    print("%s: %s" % ("ok" if ok else "FAILED", what))
-    failures += not ok
+check = Checks()
 
 
 def launch(argv):
@@ -106,7 +97,7 @@ def main():
                  ["--listen", "h:1", "--net", "mcast"], ["--vm-index", "1"],
                  ["--net", "user", "--rnic", "--interop"]):
         check("refused: %s" % " ".join(argv), refused(argv))
-    return 1 if failures else 0
+    return check.status("launcher-net")
 
 
 if __name__ == "__main__":
