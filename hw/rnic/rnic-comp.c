@@ -117,6 +117,50 @@ static void rnic_comp_ack_timer_del(RnicTransport *tp)
     tp->comp.ack_expired = false;
 }
 
+static uint64_t rnic_comp_probe_ns(RnicTransport *tp)
+{
+    if (!tp->comp.srtt_ns) {
+        return RNIC_TP_PROBE_NS;
+    }
+    return MIN(MAX(tp->comp.srtt_ns + 4 * tp->comp.rttvar_ns,
+                   RNIC_TP_PROBE_MIN_NS), RNIC_TP_PROBE_NS);
+}
+
+void rnic_comp_rtt_start(RnicTransport *tp, uint32_t psn)
+{
+    if (!tp->comp.rtt_busy) {
+        tp->comp.rtt_busy = true;
+        tp->comp.rtt_psn = psn;
+        tp->comp.rtt_t0 = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    }
+}
+
+/* RFC 6298's smoothing: gains 1/8 for the mean, 1/4 for the deviation. */
+static void rnic_comp_rtt_sample(RnicQP *qp, uint32_t ack_psn)
+{
+    RnicComp *comp = &qp->tp->comp;
+    int64_t r;
+
+    if (!comp->rtt_busy || rnic_psn_lt(ack_psn, comp->rtt_psn)) {
+        return;
+    }
+    comp->rtt_busy = false;
+    r = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - comp->rtt_t0;
+    if (r <= 0) {
+        return;
+    }
+    if (!comp->srtt_ns) {
+        comp->srtt_ns = r;
+        comp->rttvar_ns = r / 2;
+    } else {
+        int64_t err = r - comp->srtt_ns;
+
+        comp->rttvar_ns += ((err < 0 ? -err : err) - comp->rttvar_ns) / 4;
+        comp->srtt_ns += err / 8;
+    }
+    trace_rnic_tp_rtt(qp->qpn, r, comp->srtt_ns, comp->rttvar_ns);
+}
+
 void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp)
 {
     RnicTransport *tp = qp->tp;
@@ -135,8 +179,8 @@ void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp)
         return;
     }
     ns = MAX(rnic_ack_timeout_ns(qp->timeout), RNIC_TP_MIN_ACK_TIMEOUT_NS);
-    if (!tp->comp.probed) {
-        ns = MIN(ns, RNIC_TP_PROBE_NS);
+    if (tp->comp.probes < RNIC_TP_MAX_PROBES) {
+        ns = MIN(ns, rnic_comp_probe_ns(tp) << tp->comp.probes);
     }
     timer_mod(tp->comp.ack_timer,
               qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
@@ -160,7 +204,7 @@ static void rnic_comp_cwnd_cut(RnicState *s, RnicQP *qp)
 {
     RnicTransport *tp = qp->tp;
     RnicReq *req = &tp->req;
-    uint32_t cwnd = MAX(req->cwnd / 2, RNIC_TP_CWND_MIN);
+    uint32_t cwnd = MAX(req->cwnd * 3 / 4, RNIC_TP_CWND_MIN);
 
     if (cwnd < req->cwnd) {
         trace_rnic_tp_cwnd(qp->qpn, req->cwnd, cwnd);
@@ -180,7 +224,7 @@ static void rnic_comp_progress(RnicState *s, RnicQP *qp)
     tp->comp.retry_left = qp->retry_cnt;
     tp->comp.rnr_left = qp->rnr_retry;
     tp->comp.rewound = false;
-    tp->comp.probed = false;
+    tp->comp.probes = 0;
     rnic_comp_ack_timer_del(tp);
     rnic_comp_arm_ack_timer(s, qp);
     /* The window moved: the requester may have packets to send. */
@@ -210,6 +254,7 @@ static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
     rnic_comp_cwnd_cut(s, qp);
     /* Out-of-order packets of the run just abandoned must not retrigger. */
     tp->comp.rewound = true;
+    tp->comp.rtt_busy = false;
     trace_rnic_tp_retransmit(qp->qpn, why, tp->comp.psn,
                              tp->comp.retry_left);
     rnic_req_rewind(s, qp, tp->comp.psn);
@@ -242,8 +287,8 @@ void rnic_comp_timer_run(RnicState *s, RnicQP *qp)
         !rnic_comp_outstanding(tp)) {
         return;
     }
-    if (!tp->comp.probed) {
-        tp->comp.probed = true;
+    if (tp->comp.probes < RNIC_TP_MAX_PROBES) {
+        tp->comp.probes++;
         s->cnt[RNIC_CNT_TAIL_PROBES]++;
         rnic_comp_retry(s, qp, "tail-loss probe", false);
         tp->comp.rewound = false;
@@ -290,8 +335,12 @@ void rnic_comp_reset(RnicTransport *tp)
     tp->comp.retry_left = qp->retry_cnt;
     tp->comp.rnr_left = qp->rnr_retry;
     tp->comp.rewound = false;
-    tp->comp.probed = false;
+    tp->comp.probes = 0;
     tp->comp.sqd_notified = false;
+    /* A new connection may take a different path. */
+    tp->comp.rtt_busy = false;
+    tp->comp.srtt_ns = 0;
+    tp->comp.rttvar_ns = 0;
 }
 
 /* ---- Acknowledgements ---- */
@@ -312,6 +361,7 @@ static void rnic_comp_ack_to(RnicState *s, RnicQP *qp, uint32_t ack_psn)
     if (rnic_psn_lt(ack_psn, tp->comp.psn)) {
         return;                         /* old news */
     }
+    rnic_comp_rtt_sample(qp, ack_psn);
     for (idx = qp->sq.ci; idx != tp->req.fetch_idx; idx++) {
         RnicSwqe *w = rnic_tp_swqe(tp, idx);
 

@@ -337,7 +337,7 @@ static const VMStateDescription vmstate_rnic_comp = {
         VMSTATE_UINT8(retry_left, RnicComp),
         VMSTATE_UINT8(rnr_left, RnicComp),
         VMSTATE_BOOL(rewound, RnicComp),
-        VMSTATE_BOOL(probed, RnicComp),
+        VMSTATE_UINT8(probes, RnicComp),
         VMSTATE_BOOL(sqd_notified, RnicComp),
         VMSTATE_BOOL(ack_expired, RnicComp),
         VMSTATE_TIMER_PTR(ack_timer, RnicComp),

@@ -595,6 +595,9 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
         (last || ++req->noack_pkts >= RNIC_TP_ACKREQ_EVERY)) {
         p.bth.ack_req = true;
         req->noack_pkts = 0;
+        if (!rnic_psn_lt(req->psn, req->max_psn)) {
+            rnic_comp_rtt_start(tp, req->psn);
+        }
     }
 
     if (rnic_psn_lt(req->psn, req->max_psn)) {

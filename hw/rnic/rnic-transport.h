@@ -33,16 +33,23 @@
  * The congestion window: how much of RNIC_TP_WINDOW an RC requester may
  * use.  A hub segment (socket multicast) or a busy receiving QEMU drops
  * what its socket buffer cannot hold, and go-back-N at a full window
- * then resends the whole window for every drop.  So the window halves on
- * each loss (a sequence NAK, a gap in read responses or an ACK timeout)
- * and grows by one packet per window acknowledged, as TCP's AIMD does.
+ * then resends the whole window for every drop.  So the window shrinks
+ * by a quarter on each loss (a sequence NAK, a gap in read responses or
+ * an ACK timeout) and grows by one packet per quarter window
+ * acknowledged.  A quarter, not TCP's half: random loss is as common
+ * here as an overflowing receiver, and a halved window spends most of
+ * its time far below the path's capacity.
  */
 #define RNIC_TP_CWND_INIT           64
 /*
- * A socket-multicast hub's receive buffer (212,992 bytes by default) holds
- * about 25 frames of path MTU 4096: a floor above that keeps overflowing.
+ * Two AckReq intervals: with a single one in flight, every lost AckReq
+ * packet or ACK stalls the QP until the tail-loss probe, while a second
+ * one keeps ACKs coming and turns the loss into a sequence NAK.  On a
+ * socket-multicast hub this overfills the receive buffer (212,992 bytes
+ * by default, about 25 frames of path MTU 4096) at times, which the
+ * losses it causes then correct.
  */
-#define RNIC_TP_CWND_MIN            16
+#define RNIC_TP_CWND_MIN            (2 * RNIC_TP_ACKREQ_EVERY)
 #define RNIC_TP_CWND_GROW_DIV       4
 /* The requester asks for an ACK at least this often within a message. */
 #define RNIC_TP_ACKREQ_EVERY        16
@@ -70,6 +77,20 @@
  * responder acknowledges them again.
  */
 #define RNIC_TP_PROBE_NS            (8 * SCALE_MS)
+/*
+ * Once round trips were measured, the probe waits for the smoothed
+ * round-trip time plus four deviations (RFC 6298's formula), no less
+ * than this and no more than RNIC_TP_PROBE_NS.  The floor keeps a jittery
+ * TCG host from probing a window that is merely slow.
+ */
+#define RNIC_TP_PROBE_MIN_NS        (250 * SCALE_US)
+/*
+ * Probes per stall, each waiting twice as long as the one before, before
+ * the QP's own timeout takes over.  A probe resends a whole window, and
+ * at a few percent of loss its own last packet is lost now and then:
+ * one probe alone would then leave the QP waiting for a full timeout.
+ */
+#define RNIC_TP_MAX_PROBES          4
 /* Frame buffer: worst-case header stack, a 4 KiB MTU payload, trailer. */
 #define RNIC_TP_FRAME_MAX           (RNIC_WIRE_MAX_HLEN + 4096 + \
                                      RNIC_WIRE_MAX_TRAILER + \
@@ -144,7 +165,7 @@ typedef struct RnicComp {
     uint8_t retry_left;     /* from qp->retry_cnt, reset on progress */
     uint8_t rnr_left;       /* from qp->rnr_retry; 7 means infinite */
     bool rewound;           /* a retransmission from 'psn' is under way */
-    bool probed;            /* the tail-loss probe for 'psn' went out */
+    uint8_t probes;         /* tail-loss probes sent for 'psn' */
     bool sqd_notified;
     /*
      * The ACK timer fired.  Timers run outside the device's re-entrancy
@@ -152,6 +173,17 @@ typedef struct RnicComp {
      * from the bottom half.
      */
     bool ack_expired;
+    /*
+     * Round-trip estimate for the tail-loss probe: one AckReq packet at a
+     * time is timed from its first transmission to the ACK that covers
+     * it; a rewind discards the sample, as Karn's rule asks.  Not
+     * migrated: a destination starts from the fixed probe time.
+     */
+    bool rtt_busy;
+    uint32_t rtt_psn;
+    int64_t rtt_t0;
+    int64_t srtt_ns;        /* 0: no sample yet */
+    int64_t rttvar_ns;
     QEMUTimer *ack_timer;
     QEMUTimer *rnr_timer;
 } RnicComp;
@@ -292,6 +324,8 @@ void rnic_comp_rx(RnicState *s, RnicQP *qp, const RnicPkt *p,
 void rnic_comp_advance(RnicState *s, RnicQP *qp);
 /* (Re)arms the local ACK timer if packets are outstanding. */
 void rnic_comp_arm_ack_timer(RnicState *s, RnicQP *qp);
+/* Times the round trip of the AckReq packet 'psn' unless one is timed. */
+void rnic_comp_rtt_start(RnicTransport *tp, uint32_t psn);
 void rnic_comp_stop_timers(RnicTransport *tp);
 /* Handles an expired ACK timer (bottom half only). */
 void rnic_comp_timer_run(RnicState *s, RnicQP *qp);

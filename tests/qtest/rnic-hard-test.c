@@ -67,6 +67,7 @@ static void test_ack_timer_eq_on_bar(void *obj, void *data,
     struct rnic_sge sge;
     struct rnic_cqe cqe;
     Roce f;
+    int i;
 
     rt_env_init(&e, obj, data);
     env_eq_at(&e, e.r->regs.addr);
@@ -84,9 +85,11 @@ static void test_ack_timer_eq_on_bar(void *obj, void *data,
     qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
     qrnic_ring_sq(e.r, &e.qp);
     rt_recv_roce(&e, &f);
-    /* The tail-loss probe resends first and spends no retry. */
-    qtest_clock_step(qrnic_qts(e.r), 20 * 1000 * 1000);
-    rt_recv_roce(&e, &f);
+    /* Four tail-loss probes resend first, spending no retry. */
+    for (i = 0; i < 4; i++) {
+        qtest_clock_step(qrnic_qts(e.r), (10ull << i) * 1000 * 1000);
+        rt_recv_roce(&e, &f);
+    }
 
     /* No ACK: the timer expires with no retry left. */
     qtest_clock_step(qrnic_qts(e.r), 200 * 1000 * 1000);

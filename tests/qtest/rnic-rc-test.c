@@ -257,6 +257,7 @@ static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
     struct rnic_sge sge;
     Roce f1, f2;
     uint8_t p1[32];
+    int i;
 
     rt_env_basic(&e, obj, data);
     rt_env_rc_qp(&e, RNIC_QPS_RTS);
@@ -269,23 +270,69 @@ static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
     rt_recv_roce(&e, &f1);
     g_assert_cmphex(f1.psn, ==, QP_SQ_PSN);
 
-    /* After 8 ms the tail-loss probe resends, spending no retry... */
-    qtest_clock_step(qrnic_qts(e.r), 20 * 1000 * 1000);
-    rt_recv_roce(&e, &f2);
-    g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
-    g_assert_cmpmem(f2.payload, f2.payload_len, p1, sizeof(p1));
-    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
-    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+    /*
+     * Tail-loss probes resend without spending a retry: with no round
+     * trip measured the first waits 8 ms, each next one twice as long.
+     */
+    for (i = 0; i < 4; i++) {
+        qtest_clock_step(qrnic_qts(e.r), (10ull << i) * 1000 * 1000);
+        rt_recv_roce(&e, &f2);
+        g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
+        g_assert_cmpmem(f2.payload, f2.payload_len, p1, sizeof(p1));
+        g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, i + 1);
+        g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+    }
 
     /* ...then the QP's timeout (14: 4.096 us << 14, about 67 ms). */
-    qtest_clock_step(qrnic_qts(e.r), 200 * 1000 * 1000);
+    qtest_clock_step(qrnic_qts(e.r), 70 * 1000 * 1000);
     rt_recv_roce(&e, &f2);
     g_assert_cmphex(f2.opcode, ==, OPC_SEND_ONLY);
     g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
     g_assert_cmpmem(f2.payload, f2.payload_len, p1, sizeof(p1));
-    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), >=, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, 5);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 4);
+}
+
+/*
+ * The probe learns the round trip: an ACK 500 us after its SEND makes
+ * the next probe wait 500 + 4 * 250 us instead of the first 8 ms.
+ */
+static void test_rc_probe_rtt(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_true(f.ack_req);
+    qtest_clock_step(qrnic_qts(e.r), 500 * 1000);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+
+    rt_send_wqe(&w, 2, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+
+    qtest_clock_step(qrnic_qts(e.r), 1400 * 1000);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 0);
+    qtest_clock_step(qrnic_qts(e.r), 200 * 1000);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
 }
 
 /* A PSN sequence NAK rewinds; a remote access NAK fails the WQE. */
@@ -337,8 +384,8 @@ static void cwnd_expect_run(Env *e, uint32_t first, uint32_t n)
 
 /*
  * The congestion window: 64 packets in flight at first; a sequence NAK
- * halves it (and counts a cut) and resends from the NAK's PSN; a whole
- * window acknowledged grows it by one.
+ * cuts it by a quarter (and counts a cut) and resends from the NAK's
+ * PSN; a quarter window acknowledged grows it by one.
  */
 static void test_rc_cwnd(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -364,15 +411,18 @@ static void test_rc_cwnd(void *obj, void *data, QGuestAllocator *alloc)
     ack.ack_req = false;
     ack.syndrome = AETH_NAK(NAK_PSN_SEQ);
     rt_send_roce(&e, &ack);
-    cwnd_expect_run(&e, QP_SQ_PSN + 10, 32);
+    cwnd_expect_run(&e, QP_SQ_PSN + 10, 48);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
 
-    /* 32 acknowledged since the cut: the window opens to 33. */
-    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 41);
+    /*
+     * 12 acknowledged since the cut: the window opens to 49, so 13 more
+     * packets follow the 48 already out.
+     */
+    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 21);
     ack.ack_req = false;
     ack.syndrome = AETH_ACK(0);
     rt_send_roce(&e, &ack);
-    cwnd_expect_run(&e, QP_SQ_PSN + 42, 33);
+    cwnd_expect_run(&e, QP_SQ_PSN + 58, 13);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
 }
 
@@ -1448,6 +1498,7 @@ static void register_rnic_rc_test(void)
     rt_add("rc-send-tx", test_rc_send_tx);
     rt_add("rc-send-tx-inline", test_rc_send_tx_inline);
     rt_add("rc-retransmit", test_rc_retransmit);
+    rt_add("rc-probe-rtt", test_rc_probe_rtt);
     rt_add("rc-nak-rcvd", test_rc_nak_rcvd);
     rt_add("rc-cwnd", test_rc_cwnd);
     rt_add("rc-send-rx", test_rc_send_rx);
