@@ -263,6 +263,25 @@ static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
     return true;
 }
 
+/*
+ * The first probe of a stall resends only the last packet sent, asking
+ * for an ACK: the answer is an ACK of everything when the window merely
+ * arrived late, or a sequence NAK that resends from the gap.  Neither a
+ * late window nor a lost tail is taken as congestion here; the NAK is.
+ */
+static void rnic_comp_probe_last(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t psn = rnic_psn_add(tp->req.max_psn, -1);
+
+    trace_rnic_tp_retransmit(qp->qpn, "tail-loss probe", psn,
+                             tp->comp.retry_left);
+    tp->comp.rtt_busy = false;
+    rnic_req_rewind(s, qp, psn);
+    rnic_comp_arm_ack_timer(s, qp);
+    rnic_qp_schedule(s, qp);
+}
+
 static void rnic_comp_ack_timeout(void *opaque)
 {
     RnicTransport *tp = opaque;
@@ -288,8 +307,11 @@ void rnic_comp_timer_run(RnicState *s, RnicQP *qp)
         return;
     }
     if (tp->comp.probes < RNIC_TP_MAX_PROBES) {
-        tp->comp.probes++;
         s->cnt[RNIC_CNT_TAIL_PROBES]++;
+        if (!tp->comp.probes++) {
+            rnic_comp_probe_last(s, qp);
+            return;
+        }
         rnic_comp_retry(s, qp, "tail-loss probe", false);
         tp->comp.rewound = false;
         return;

@@ -591,8 +591,13 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
         w->opcode != RNIC_WR_RDMA_WRITE && !rnic_wr_is_rd_atomic(w->opcode)) {
         p.bth.se = true;
     }
+    /*
+     * The last packet of a resent run asks too: it may be a tail-loss
+     * probe, which is answered by an ACK or a NAK.
+     */
     if (qp->type == RNIC_QPT_RC &&
-        (last || ++req->noack_pkts >= RNIC_TP_ACKREQ_EVERY)) {
+        (last || ++req->noack_pkts >= RNIC_TP_ACKREQ_EVERY ||
+         rnic_psn_add(req->psn, 1) == req->max_psn)) {
         p.bth.ack_req = true;
         req->noack_pkts = 0;
         if (!rnic_psn_lt(req->psn, req->max_psn)) {

@@ -1046,7 +1046,11 @@ static void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
         return;
     } else if (diff > 0) {
         trace_rnic_tp_resp_psn(qp->qpn, "ahead", p->bth.psn, resp->epsn);
-        if (!resp->nak_sent) {
+        /*
+         * One NAK per gap, unless the requester asks for an answer: its
+         * tail-loss probe must learn of a gap whose first NAK was lost.
+         */
+        if (!resp->nak_sent || p->bth.ack_req) {
             resp->nak_sent = true;
             s->cnt[RNIC_CNT_SEQ_NAK_SENT]++;
             rnic_resp_ack(s, qp, rnic_aeth_nak(RNIC_NAK_PSN_SEQ_ERR),

@@ -335,6 +335,59 @@ static void test_rc_probe_rtt(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
 }
 
+/*
+ * The first probe of a stall resends only the last packet, asking for
+ * an ACK, and cuts no window: an ACK of it completes all three SENDs.
+ * The second probe resends the whole run.
+ */
+static void test_rc_probe_last(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    for (i = 0; i < 3; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    for (i = 0; i < 3; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+    }
+
+    qtest_clock_step(qrnic_qts(e.r), 10 * 1000 * 1000);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 2);
+    g_assert_true(f.ack_req);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, 1);
+
+    /* No answer: the second probe goes back to the oldest PSN. */
+    qtest_clock_step(qrnic_qts(e.r), 20 * 1000 * 1000);
+    for (i = 0; i < 3; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+    }
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
+
+    rt_send_ack(&e, QP_SQ_PSN + 2, 3);
+    for (i = 0; i < 3; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
+    }
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+}
+
 /* A PSN sequence NAK rewinds; a remote access NAK fails the WQE. */
 static void test_rc_nak_rcvd(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -585,9 +638,16 @@ static void test_rc_rx_psn(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SEQ_NAK_SENT), ==, 1);
     /* ... and only one per gap */
     f.psn = QP_RQ_PSN + 6;
+    f.ack_req = false;
     rt_send_roce(&e, &f);
     rt_assert_no_frame(&e, 100);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SEQ_NAK_SENT), ==, 1);
+    /* unless a packet asks for an answer (a tail-loss probe) */
+    f.psn = QP_RQ_PSN + 7;
+    f.ack_req = true;
+    rt_send_roce(&e, &f);
+    rt_expect_ack(&e, AETH_NAK(NAK_PSN_SEQ), QP_RQ_PSN);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SEQ_NAK_SENT), ==, 2);
     rt_assert_cq_empty(&e, &e.cq);
 
     /* in order: accepted */
@@ -1499,6 +1559,7 @@ static void register_rnic_rc_test(void)
     rt_add("rc-send-tx-inline", test_rc_send_tx_inline);
     rt_add("rc-retransmit", test_rc_retransmit);
     rt_add("rc-probe-rtt", test_rc_probe_rtt);
+    rt_add("rc-probe-last", test_rc_probe_last);
     rt_add("rc-nak-rcvd", test_rc_nak_rcvd);
     rt_add("rc-cwnd", test_rc_cwnd);
     rt_add("rc-send-rx", test_rc_send_rx);
