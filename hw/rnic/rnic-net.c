@@ -503,6 +503,7 @@ void rnic_net_rx_run(RnicState *s, int *budget)
         }
         g_free(f);
     }
+    rnic_tp_rx_end(s);
     if (s->rx_blocked && s->rx_len < RNIC_RX_MAX_FRAMES / 2) {
         s->rx_blocked = false;
         qemu_flush_queued_packets(qemu_get_queue(s->nic));

@@ -74,6 +74,7 @@ static void rnic_resp_send_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
     trace_rnic_tp_ack_tx(qp->qpn, rnic_aeth_str(syndrome), psn, tp->resp.msn);
     rnic_tp_xmit(s, qp, &p, NULL);
     tp->resp.pkts_since_ack = 0;
+    tp->resp.ack_owed = false;
 }
 
 /*
@@ -96,6 +97,48 @@ static void rnic_resp_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
         return;
     }
     rnic_resp_send_ack(s, qp, syndrome, psn);
+}
+
+/*
+ * An ACK that in-sequence packets ask for waits for the end of the
+ * receive batch: ACKs are cumulative, and one ACK for a burst of small
+ * messages saves the requester as many frames to receive and handle as
+ * it saves us to send.  The batch is what the netdev delivered at once,
+ * so the wait is no longer than handling it.
+ */
+static void rnic_resp_owe_ack(RnicState *s, RnicQP *qp)
+{
+    RnicResp *resp = &qp->tp->resp;
+
+    if (resp->ack_owed) {
+        return;
+    }
+    if (s->n_ack_owed == RNIC_ACK_OWED_MAX) {
+        rnic_resp_ack(s, qp, rnic_aeth_ack(RNIC_AETH_CREDITS_INVALID),
+                      rnic_psn_add(resp->epsn, -1));
+        return;
+    }
+    resp->ack_owed = true;
+    s->ack_owed[s->n_ack_owed++] = qp->qpn;
+}
+
+void rnic_tp_rx_end(RnicState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->n_ack_owed; i++) {
+        RnicQP *qp = rnic_qp_get(s, s->ack_owed[i]);
+
+        /* A NAK or a state change since took the ACK's place. */
+        if (!qp || !qp->tp || !qp->tp->resp.ack_owed ||
+            qp->state == RNIC_QPS_ERR || qp->state == RNIC_QPS_RESET) {
+            continue;
+        }
+        rnic_resp_ack(s, qp, rnic_aeth_ack(RNIC_AETH_CREDITS_INVALID),
+                      rnic_psn_add(qp->tp->resp.epsn, -1));
+        qp->tp->resp.ack_owed = false;
+    }
+    s->n_ack_owed = 0;
 }
 
 /* A request the QP cannot execute: NAK it and move the QP to ERR. */
@@ -237,6 +280,7 @@ void rnic_rq_flush(RnicState *s, RnicQP *qp, int *budget)
     tp->resp.msg = RNIC_RESP_MSG_NONE;
     memset(tp->resp.rd, 0, sizeof(tp->resp.rd));
     tp->resp.ack_deferred = false;
+    tp->resp.ack_owed = false;
     if (qp->srqn) {
         goto out;
     }
@@ -1079,8 +1123,7 @@ static void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
         return;                 /* failed, or an RNR NAK went out instead */
     }
     if (p->bth.ack_req || ++resp->pkts_since_ack >= RNIC_TP_ACK_EVERY) {
-        rnic_resp_ack(s, qp, rnic_aeth_ack(RNIC_AETH_CREDITS_INVALID),
-                      p->bth.psn);
+        rnic_resp_owe_ack(s, qp);
     }
 }
 

@@ -235,6 +235,7 @@ typedef struct RnicResp {
     bool comm_est;          /* COMM_EST raised */
     uint8_t msg;            /* RnicRespMsg */
     uint32_t pkts_since_ack;
+    bool ack_owed;          /* on RnicState.ack_owed until the batch ends */
     RnicRwqe rwqe;
     bool write_imm;         /* WRITE message ends with immediate data */
     uint64_t write_va;

@@ -40,6 +40,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(RnicState, RNIC)
 
 #define RNIC_MSIX_VECTOR_DEFAULT    8
 #define RNIC_MAX_MSIX_VECTORS       64
+/* QPs remembered per receive batch for its closing ACKs; more ACK at once. */
+#define RNIC_ACK_OWED_MAX           32
 
 /* A guest value was refused: trace, LOG_GUEST_ERROR, count. */
 #define RNIC_GUEST_ERR(s, fmt, ...)                                        \
@@ -354,6 +356,9 @@ struct RnicState {
     QSIMPLEQ_HEAD(, RnicRxFrame) rx_q;
     uint32_t rx_len;
     bool rx_blocked;            /* can_receive said no: flush when drained */
+    /* RC QPs whose ACK waits for the end of the receive batch. */
+    uint32_t ack_owed[RNIC_ACK_OWED_MAX];
+    uint32_t n_ack_owed;
 
     /* Live migration (rnic-migrate.c). */
     bool bh_deferred;           /* work arrived while the VM was stopped */
@@ -564,5 +569,7 @@ void rnic_tp_qp_flush(RnicState *s, RnicQP *qp);
 void rnic_tp_qp_run(RnicState *s, RnicQP *qp, int *budget);
 /* One RoCEv2 frame addressed to this device. */
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len);
+/* The receive batch is over: send the ACKs it owes. */
+void rnic_tp_rx_end(RnicState *s);
 
 #endif /* HW_RNIC_H */

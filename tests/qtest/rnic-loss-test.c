@@ -1,0 +1,314 @@
+/*
+ * QTest testcases for the rnic RoCEv2 RNIC: loss recovery on RC QPs --
+ * retransmission, tail-loss probes and their round-trip estimate,
+ * sequence NAKs, the congestion window and coalesced ACKs
+ *
+ * The device sits on a socketpair netdev, so a test reads every frame the
+ * device sends and injects frames of its own; the virtual clock only
+ * moves when a test steps it, so timer deadlines are exact.
+ *
+ * Copyright (c) 2026 rnic developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/module.h"
+#include "qobject/qdict.h"
+#include "libqtest.h"
+#include "libqos/qgraph.h"
+#include "libqos/pci.h"
+#include "libqos/rnic.h"
+#include "rnic-test-common.h"
+
+#ifndef _WIN32
+
+/* No ACK: a tail-loss probe, then the local ACK timer resend the PSN. */
+static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    Roce f1, f2;
+    uint8_t p1[32];
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 32);
+    rt_fill_pattern(p1, sizeof(p1), 3);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, p1, sizeof(p1));
+    rt_send_wqe(&w, 9, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f1);
+    g_assert_cmphex(f1.psn, ==, QP_SQ_PSN);
+
+    /*
+     * Tail-loss probes resend without spending a retry: with no round
+     * trip measured the first waits 8 ms, each next one twice as long.
+     */
+    for (i = 0; i < 4; i++) {
+        qtest_clock_step(qrnic_qts(e.r), (10ull << i) * 1000 * 1000);
+        rt_recv_roce(&e, &f2);
+        g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
+        g_assert_cmpmem(f2.payload, f2.payload_len, p1, sizeof(p1));
+        g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, i + 1);
+        g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+    }
+
+    /* ...then the QP's timeout (14: 4.096 us << 14, about 67 ms). */
+    qtest_clock_step(qrnic_qts(e.r), 70 * 1000 * 1000);
+    rt_recv_roce(&e, &f2);
+    g_assert_cmphex(f2.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
+    g_assert_cmpmem(f2.payload, f2.payload_len, p1, sizeof(p1));
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, 5);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 4);
+}
+
+/*
+ * The probe learns the round trip: an ACK 500 us after its SEND makes
+ * the next probe wait 500 + 4 * 250 us instead of the first 8 ms.
+ */
+static void test_rc_probe_rtt(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_true(f.ack_req);
+    qtest_clock_step(qrnic_qts(e.r), 500 * 1000);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+
+    rt_send_wqe(&w, 2, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+
+    qtest_clock_step(qrnic_qts(e.r), 1400 * 1000);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 0);
+    qtest_clock_step(qrnic_qts(e.r), 200 * 1000);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+}
+
+/*
+ * The first probe of a stall resends only the last packet, asking for
+ * an ACK, and cuts no window: an ACK of it completes all three SENDs.
+ * The second probe resends the whole run.
+ */
+static void test_rc_probe_last(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    for (i = 0; i < 3; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    for (i = 0; i < 3; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+    }
+
+    qtest_clock_step(qrnic_qts(e.r), 10 * 1000 * 1000);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 2);
+    g_assert_true(f.ack_req);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, 1);
+
+    /* No answer: the second probe goes back to the oldest PSN. */
+    qtest_clock_step(qrnic_qts(e.r), 20 * 1000 * 1000);
+    for (i = 0; i < 3; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+    }
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
+
+    rt_send_ack(&e, QP_SQ_PSN + 2, 3);
+    for (i = 0; i < 3; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
+    }
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+}
+
+/* A PSN sequence NAK rewinds; a remote access NAK fails the WQE. */
+static void test_rc_nak_rcvd(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f, nak;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 8);
+    rt_send_wqe(&w, 0x51, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+
+    rt_roce_init(&nak, OPC_ACK, e.qp.qpn, QP_SQ_PSN);
+    nak.ack_req = false;
+    nak.syndrome = AETH_NAK(NAK_PSN_SEQ);
+    rt_send_roce(&e, &nak);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SEQ_NAK_RCVD), ==, 1);
+
+    nak.syndrome = AETH_NAK(NAK_REM_ACCESS);
+    rt_send_roce(&e, &nak);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x51);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_REM_ACCESS_ERR);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+}
+
+/* Sends one-packet SENDs until the window closes; checks their PSNs. */
+static void cwnd_expect_run(Env *e, uint32_t first, uint32_t n)
+{
+    Roce f;
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        rt_recv_roce(e, &f);
+        g_assert_cmphex(f.psn, ==, (first + i) & 0xffffff);
+    }
+    rt_assert_no_frame(e, 100);
+}
+
+/*
+ * The congestion window: 64 packets in flight at first; a sequence NAK
+ * cuts it by a quarter (and counts a cut) and resends from the NAK's
+ * PSN; a quarter window acknowledged grows it by one.
+ */
+static void test_rc_cwnd(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    QRnicCq scq;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    Roce ack;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_init_qp_on_cq(&e, &scq, 8, 7);
+    rt_qp_up(&e, &e.qp, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 8);
+    for (i = 0; i < 100; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    cwnd_expect_run(&e, QP_SQ_PSN, 64);
+
+    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 10);
+    ack.ack_req = false;
+    ack.syndrome = AETH_NAK(NAK_PSN_SEQ);
+    rt_send_roce(&e, &ack);
+    cwnd_expect_run(&e, QP_SQ_PSN + 10, 48);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
+
+    /*
+     * 12 acknowledged since the cut: the window opens to 49, so 13 more
+     * packets follow the 48 already out.
+     */
+    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 21);
+    ack.ack_req = false;
+    ack.syndrome = AETH_ACK(0);
+    rt_send_roce(&e, &ack);
+    cwnd_expect_run(&e, QP_SQ_PSN + 58, 13);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
+}
+
+/*
+ * Packets that arrive together are acknowledged together: three SENDs,
+ * each asking for an ACK, queued while the VM is stopped and delivered
+ * at once when it runs, draw one ACK for the last of them.
+ */
+static void test_rc_ack_coalesce(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t payload[16];
+    Roce f;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    rt_fill_pattern(payload, sizeof(payload), 0x24);
+    for (i = 0; i < 3; i++) {
+        rt_sge_of(&sge, &e.mr, i * 64, 64);
+        qrnic_post_recv(e.r, &e.qp, 0x20 + i, &sge, 1);
+    }
+    qrnic_ring_rq(e.r, &e.qp);
+    qrnic_settle(e.r);
+
+    qobject_unref(qtest_qmp(qrnic_qts(e.r), "{'execute': 'stop'}"));
+    for (i = 0; i < 3; i++) {
+        rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN + i,
+                             payload, sizeof(payload));
+        g_assert_true(f.ack_req);
+        rt_send_roce(&e, &f);
+    }
+    qobject_unref(qtest_qmp(qrnic_qts(e.r), "{'execute': 'cont'}"));
+
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN + 2);
+    rt_assert_no_frame(&e, 200);
+    for (i = 0; i < 3; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x20 + i);
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    }
+}
+
+static void register_rnic_loss_test(void)
+{
+    rt_use_node_b(true);
+    rt_add("rc-retransmit", test_rc_retransmit);
+    rt_add("rc-probe-rtt", test_rc_probe_rtt);
+    rt_add("rc-probe-last", test_rc_probe_last);
+    rt_add("rc-nak-rcvd", test_rc_nak_rcvd);
+    rt_add("rc-cwnd", test_rc_cwnd);
+    rt_add("rc-ack-coalesce", test_rc_ack_coalesce);
+    rt_use_node_b(false);
+}
+
+libqos_init(register_rnic_loss_test);
+
+#endif /* _WIN32 */
