@@ -264,10 +264,42 @@ static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
 }
 
 /*
+ * Whether the first probe of a stall may resend just the last packet:
+ * only when nothing is being resent (the requester's position is its
+ * high-water mark), that packet fits the congestion window, and it is
+ * not part of a multi-packet READ, whose re-request from its last PSN
+ * would not match what the responder remembers.
+ */
+static bool rnic_comp_can_probe_last(RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t psn = rnic_psn_add(tp->req.max_psn, -1);
+    uint16_t idx;
+
+    if (tp->req.psn != tp->req.max_psn || tp->comp.rewound ||
+        rnic_psn_diff(psn, tp->comp.psn) >= (int32_t)tp->req.cwnd) {
+        return false;
+    }
+    for (idx = qp->sq.ci; idx != tp->req.fetch_idx; idx++) {
+        RnicSwqe *w = rnic_tp_swqe(tp, idx);
+
+        if (!w->started || w->state == RNIC_SWQE_ERROR) {
+            break;
+        }
+        if (rnic_psn_lt(psn, w->first_psn) || rnic_psn_gt(psn, w->last_psn)) {
+            continue;
+        }
+        return w->opcode != RNIC_WR_RDMA_READ || w->npkts == 1;
+    }
+    return false;
+}
+
+/*
  * The first probe of a stall resends only the last packet sent, asking
  * for an ACK: the answer is an ACK of everything when the window merely
  * arrived late, or a sequence NAK that resends from the gap.  Neither a
- * late window nor a lost tail is taken as congestion here; the NAK is.
+ * late window nor a lost tail is taken as congestion here; the NAK is,
+ * and it spends no retry either: a probe answered it.
  */
 static void rnic_comp_probe_last(RnicState *s, RnicQP *qp)
 {
@@ -308,7 +340,7 @@ void rnic_comp_timer_run(RnicState *s, RnicQP *qp)
     }
     if (tp->comp.probes < RNIC_TP_MAX_PROBES) {
         s->cnt[RNIC_CNT_TAIL_PROBES]++;
-        if (!tp->comp.probes++) {
+        if (!tp->comp.probes++ && rnic_comp_can_probe_last(qp)) {
             rnic_comp_probe_last(s, qp);
             return;
         }
@@ -437,6 +469,7 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
     RnicTransport *tp = qp->tp;
     uint8_t syn = p->aeth.syndrome;
     uint32_t psn = p->bth.psn;
+    bool probed = tp->comp.probes;
 
     /* Everything before the NAK'd PSN arrived. */
     rnic_comp_ack_to(s, qp, rnic_psn_add(psn, -1));
@@ -458,6 +491,7 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
             tp->comp.rnr_left--;
         }
         trace_rnic_tp_retransmit(qp->qpn, "rnr nak", psn, tp->comp.rnr_left);
+        tp->comp.rtt_busy = false;
         rnic_req_rewind(s, qp, psn);
         tp->comp.wait = RNIC_COMP_RNR_WAIT;
         rnic_comp_ack_timer_del(tp);
@@ -478,7 +512,7 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
         if (psn != tp->comp.psn || tp->comp.rewound) {
             return;                     /* already resending from there */
         }
-        rnic_comp_retry(s, qp, "sequence nak", true);
+        rnic_comp_retry(s, qp, "sequence nak", !probed);
         return;
     case RNIC_NAK_INVALID_REQ:
         rnic_comp_fail_head(s, qp, RNIC_WC_REM_INV_REQ_ERR);
@@ -532,6 +566,7 @@ static void rnic_comp_read_resp(RnicState *s, RnicQP *qp, const RnicPkt *p,
     RnicMemErr err;
     RnicSwqe *w;
 
+    rnic_comp_rtt_sample(qp, psn);
     rnic_comp_ack_to(s, qp, rnic_psn_add(psn, -1));
     w = rnic_comp_head_rd(qp, RNIC_WR_RDMA_READ);
     if (!w || qp->state == RNIC_QPS_ERR) {
@@ -580,6 +615,7 @@ static void rnic_comp_atomic_ack(RnicState *s, RnicQP *qp, const RnicPkt *p)
     uint64_t orig = cpu_to_le64(p->atomic_orig);
     RnicSwqe *w;
 
+    rnic_comp_rtt_sample(qp, p->bth.psn);
     rnic_comp_ack_to(s, qp, rnic_psn_add(p->bth.psn, -1));
     w = rnic_comp_head_rd(qp, RNIC_WR_ATOMIC_CMP_SWP);
     if (!w || qp->state == RNIC_QPS_ERR || w->first_psn != p->bth.psn) {

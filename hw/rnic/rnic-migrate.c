@@ -397,6 +397,7 @@ static const VMStateDescription vmstate_rnic_resp = {
         VMSTATE_UINT32(epsn, RnicResp),
         VMSTATE_UINT32(msn, RnicResp),
         VMSTATE_BOOL(nak_sent, RnicResp),
+        VMSTATE_UINT32(ahead_max, RnicResp),
         VMSTATE_BOOL(comm_est, RnicResp),
         VMSTATE_UINT8(msg, RnicResp),
         VMSTATE_UINT32(pkts_since_ack, RnicResp),

@@ -90,6 +90,8 @@ static void rnic_resp_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
     if (qp->type != RNIC_QPT_RC) {
         return;
     }
+    /* This one, sent or deferred, covers what the batch owed. */
+    tp->resp.ack_owed = false;
     if (rnic_resp_rd_pending(tp)) {
         tp->resp.ack_deferred = true;
         tp->resp.ack_syndrome = syndrome;
@@ -1091,18 +1093,24 @@ static void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
     } else if (diff > 0) {
         trace_rnic_tp_resp_psn(qp->qpn, "ahead", p->bth.psn, resp->epsn);
         /*
-         * One NAK per gap, unless the requester asks for an answer: its
-         * tail-loss probe must learn of a gap whose first NAK was lost.
+         * One NAK per gap, unless a packet seen ahead already comes again
+         * asking for an answer: that is a tail-loss probe, which must
+         * learn of a gap whose first NAK was lost.
          */
-        if (!resp->nak_sent || p->bth.ack_req) {
+        if (!resp->nak_sent ||
+            (p->bth.ack_req && rnic_psn_le(p->bth.psn, resp->ahead_max))) {
             resp->nak_sent = true;
             s->cnt[RNIC_CNT_SEQ_NAK_SENT]++;
             rnic_resp_ack(s, qp, rnic_aeth_nak(RNIC_NAK_PSN_SEQ_ERR),
                           resp->epsn);
         }
+        if (rnic_psn_gt(p->bth.psn, resp->ahead_max)) {
+            resp->ahead_max = p->bth.psn;
+        }
         return;
     }
     resp->nak_sent = false;
+    resp->ahead_max = p->bth.psn;
 
     if (flags & RNIC_OPF_SEND) {
         rnic_resp_send(s, qp, p, frame, flags);
@@ -1279,4 +1287,5 @@ void rnic_resp_reset(RnicTransport *tp)
 
     memset(&tp->resp, 0, sizeof(tp->resp));
     tp->resp.epsn = qp->rq_psn & RNIC_PSN_MASK;
+    tp->resp.ahead_max = tp->resp.epsn;
 }

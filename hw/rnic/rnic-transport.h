@@ -232,6 +232,7 @@ typedef struct RnicResp {
     uint32_t epsn;          /* next PSN expected */
     uint32_t msn;
     bool nak_sent;          /* one NAK per gap (sequence or RNR) */
+    uint32_t ahead_max;     /* highest PSN seen since the last in order */
     bool comm_est;          /* COMM_EST raised */
     uint8_t msg;            /* RnicRespMsg */
     uint32_t pkts_since_ack;

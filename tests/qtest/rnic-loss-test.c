@@ -48,9 +48,13 @@ static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
     /*
      * Tail-loss probes resend without spending a retry: with no round
      * trip measured the first waits 8 ms, each next one twice as long.
+     * A timer only wakes the bottom half, which runs after the step, so
+     * each step lets at most one probe out.
      */
     for (i = 0; i < 4; i++) {
-        qtest_clock_step(qrnic_qts(e.r), (10ull << i) * 1000 * 1000);
+        qtest_clock_step(qrnic_qts(e.r), ((8ull << i) - 1) * 1000 * 1000);
+        rt_assert_no_frame(&e, 50);
+        qtest_clock_step(qrnic_qts(e.r), 2 * 1000 * 1000);
         rt_recv_roce(&e, &f2);
         g_assert_cmphex(f2.psn, ==, QP_SQ_PSN);
         g_assert_cmpmem(f2.payload, f2.payload_len, p1, sizeof(p1));
@@ -161,6 +165,93 @@ static void test_rc_probe_last(void *obj, void *data, QGuestAllocator *alloc)
         g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
     }
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+}
+
+/*
+ * However short the measured round trip, a probe waits 250 us: an ACK
+ * 10 us after its SEND would otherwise make it 30 us.
+ */
+static void test_rc_probe_floor(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    qtest_clock_step(qrnic_qts(e.r), 10 * 1000);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+
+    rt_send_wqe(&w, 2, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    qtest_clock_step(qrnic_qts(e.r), 240 * 1000);
+    rt_assert_no_frame(&e, 100);
+    qtest_clock_step(qrnic_qts(e.r), 20 * 1000);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
+}
+
+/*
+ * A sequence NAK that answers a probe spends no retry: with retry_cnt 0
+ * the lost SEND is still resent and completes, where a NAK alone would
+ * fail it with RETRY_EXC_ERR.
+ */
+static void test_rc_probe_nak(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_qp_attr a;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f, nak;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    rt_attr_for(&a, RNIC_QPS_RTS);
+    a.retry_cnt = 0;
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTS, &a), ==,
+                     RNIC_CMD_OK);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    for (i = 0; i < 2; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    rt_recv_roce(&e, &f);
+
+    /* The first SEND was "lost": the probe resends the second ... */
+    qtest_clock_step(qrnic_qts(e.r), 10 * 1000 * 1000);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+    /* ... which the responder answers with a NAK for the first. */
+    rt_roce_init(&nak, OPC_ACK, e.qp.qpn, QP_SQ_PSN);
+    nak.ack_req = false;
+    nak.syndrome = AETH_NAK(NAK_PSN_SEQ);
+    rt_send_roce(&e, &nak);
+    for (i = 0; i < 2; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+    }
+    rt_send_ack(&e, QP_SQ_PSN + 1, 2);
+    for (i = 0; i < 2; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
+    }
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_RTS);
 }
 
 /* A PSN sequence NAK rewinds; a remote access NAK fails the WQE. */
@@ -303,6 +394,8 @@ static void register_rnic_loss_test(void)
     rt_add("rc-retransmit", test_rc_retransmit);
     rt_add("rc-probe-rtt", test_rc_probe_rtt);
     rt_add("rc-probe-last", test_rc_probe_last);
+    rt_add("rc-probe-floor", test_rc_probe_floor);
+    rt_add("rc-probe-nak", test_rc_probe_nak);
     rt_add("rc-nak-rcvd", test_rc_nak_rcvd);
     rt_add("rc-cwnd", test_rc_cwnd);
     rt_add("rc-ack-coalesce", test_rc_ack_coalesce);
