@@ -162,7 +162,7 @@ enum rnic_counter {
     RNIC_CNT_TX_DUP_INJECTED,
     RNIC_CNT_TX_CORRUPT_INJECTED,
     RNIC_CNT_TX_DELAY_INJECTED,
-    RNIC_CNT_CWND_CUTS,         /* RC congestion window halved on a loss */
+    RNIC_CNT_CWND_CUTS,         /* RC congestion window cut on a loss */
     RNIC_CNT_TAIL_PROBES,       /* early resends before the ACK timeout */
     RNIC_CNT_RAW_TX_PKTS,       /* frames sent by raw packet QPs */
     RNIC_CNT_RAW_RX_PKTS,       /* frames flow rules steered to a raw QP */
