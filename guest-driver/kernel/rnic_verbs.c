@@ -1173,6 +1173,9 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_RAW_RX_DROPPED].name = "raw_rx_dropped",
 	[RNIC_CNT_TX_ROCE_V1].name = "tx_roce_v1_pkts",
 	[RNIC_CNT_RX_ROCE_V1].name = "rx_roce_v1_pkts",
+	[RNIC_CNT_ECN_CE_RCVD].name = "ecn_ce_rcvd",
+	[RNIC_CNT_CNP_SENT].name = "cnp_sent",
+	[RNIC_CNT_CNP_RCVD].name = "cnp_rcvd",
 };
 
 static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);

@@ -169,6 +169,9 @@ enum rnic_counter {
     RNIC_CNT_RAW_RX_DROPPED,    /* steered, but the QP could not take it */
     RNIC_CNT_TX_ROCE_V1,        /* RoCE v1 packets among TX_PKTS */
     RNIC_CNT_RX_ROCE_V1,        /* RoCE v1 packets received intact */
+    RNIC_CNT_ECN_CE_RCVD,       /* requests that arrived marked CE */
+    RNIC_CNT_CNP_SENT,          /* congestion notifications sent */
+    RNIC_CNT_CNP_RCVD,          /* congestion notifications received */
     RNIC_CNT_MAX
 };
 

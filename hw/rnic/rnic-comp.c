@@ -214,6 +214,25 @@ static void rnic_comp_cwnd_cut(RnicState *s, RnicQP *qp)
     req->cwnd_psn = tp->comp.psn;
 }
 
+void rnic_comp_cnp(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    RnicReq *req = &tp->req;
+    uint32_t cwnd = MAX(req->cwnd / 2, RNIC_TP_CWND_MIN);
+
+    s->cnt[RNIC_CNT_CNP_RCVD]++;
+    if (rnic_psn_lt(tp->comp.psn, req->cnp_psn)) {
+        return;         /* caused by packets sent before the last cut */
+    }
+    req->cnp_psn = req->max_psn;
+    req->cwnd_psn = tp->comp.psn;
+    if (cwnd < req->cwnd) {
+        trace_rnic_tp_cwnd(qp->qpn, req->cwnd, cwnd);
+        req->cwnd = cwnd;
+        s->cnt[RNIC_CNT_CWND_CUTS]++;
+    }
+}
+
 /* Forward progress: the retry budgets start over, the timer restarts. */
 static void rnic_comp_progress(RnicState *s, RnicQP *qp)
 {

@@ -318,6 +318,7 @@ static const VMStateDescription vmstate_rnic_req = {
         VMSTATE_UINT32(rd_outstanding, RnicReq),
         VMSTATE_UINT32(cwnd, RnicReq),
         VMSTATE_UINT32(cwnd_psn, RnicReq),
+        VMSTATE_UINT32(cnp_psn, RnicReq),
         VMSTATE_UINT16(ip_id, RnicReq),
         VMSTATE_END_OF_LIST()
     },

@@ -399,6 +399,44 @@ static void rnic_net_corrupt(RnicState *s, uint8_t *frame, size_t len)
     frame[off + (r >> 3) % (end - off)] ^= 1u << (r & 7);
 }
 
+/*
+ * Marks an ECN-capable RoCEv2 frame CE (Congestion Experienced), as a
+ * switch whose queue is filling would; false if it is not ECN-capable.
+ * The ICRC does not cover the ECN bits, only the IPv4 header checksum.
+ */
+static bool rnic_net_mark_ce(uint8_t *frame, size_t len)
+{
+    size_t off = RNIC_ETH_HLEN;
+    uint16_t type = rnic_ld16be(frame + 12);
+    uint8_t *ip;
+
+    if (type == RNIC_ETHERTYPE_VLAN && len >= off + RNIC_VLAN_HLEN) {
+        type = rnic_ld16be(frame + 16);
+        off += RNIC_VLAN_HLEN;
+    }
+    ip = frame + off;
+    if (type == RNIC_ETHERTYPE_IPV4 && len >= off + RNIC_IPV4_HLEN) {
+        size_t hlen = (ip[0] & 0xf) * 4;
+
+        if (!(ip[1] & RNIC_ECN_MASK) || hlen < RNIC_IPV4_HLEN ||
+            len < off + hlen) {
+            return false;
+        }
+        ip[1] |= RNIC_ECN_CE;
+        rnic_st16be(ip + 10, rnic_ipv4_hdr_csum(ip, hlen));
+        return true;
+    }
+    if (type == RNIC_ETHERTYPE_IPV6 && len >= off + RNIC_IPV6_HLEN) {
+        /* The traffic class straddles bytes 0 and 1; ECN is its low bits. */
+        if (!((ip[1] >> 4) & RNIC_ECN_MASK)) {
+            return false;
+        }
+        ip[1] |= RNIC_ECN_CE << 4;
+        return true;
+    }
+    return false;
+}
+
 static void rnic_delay_timer_cb(void *opaque)
 {
     /* Sending is the bottom half's business, like all device work. */
@@ -444,6 +482,15 @@ void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
         frame = bad;
         s->cnt[RNIC_CNT_TX_CORRUPT_INJECTED]++;
         trace_rnic_net_fault("corrupt", len);
+    }
+    if (rnic_fault(s, s->prop.ce_mark)) {
+        if (!bad) {
+            bad = g_memdup2(frame, len);
+            frame = bad;
+        }
+        if (rnic_net_mark_ce(bad, len)) {
+            trace_rnic_net_fault("ce-mark", len);
+        }
     }
     if (rnic_fault(s, s->prop.delay) && s->delay_len < RNIC_RX_MAX_FRAMES) {
         RnicRxFrame *f = rnic_frame_copy(frame, len);

@@ -51,6 +51,9 @@ static const char *const rnic_cnt_names[RNIC_CNT_MAX] = {
     [RNIC_CNT_RAW_RX_DROPPED] = "raw_rx_dropped",
     [RNIC_CNT_TX_ROCE_V1] = "tx_roce_v1_pkts",
     [RNIC_CNT_RX_ROCE_V1] = "rx_roce_v1_pkts",
+    [RNIC_CNT_ECN_CE_RCVD] = "ecn_ce_rcvd",
+    [RNIC_CNT_CNP_SENT] = "cnp_sent",
+    [RNIC_CNT_CNP_RCVD] = "cnp_rcvd",
 };
 
 /* The tables exist from realize on. */

@@ -111,6 +111,9 @@ bool rnic_tp_pkt_init(RnicState *s, RnicQP *qp, const RnicAV *av,
     memcpy(p->ip_dst, av->dgid, 16);
     p->ttl = av->hop_limit ? av->hop_limit : 64;
     p->tclass = av->traffic_class;
+    if (s->prop.ecn && !p->roce_v1) {
+        p->tclass = (p->tclass & ~RNIC_ECN_MASK) | RNIC_ECN_ECT0;
+    }
     p->flow_label = av->flow_label & 0xfffff;
     p->ip_id = qp->tp ? qp->tp->req.ip_id++ : 0;
     p->udp_sport = p->flow_label ?
@@ -683,6 +686,7 @@ void rnic_req_reset(RnicTransport *tp)
     tp->req.max_psn = tp->req.psn;
     tp->req.cwnd = RNIC_TP_CWND_INIT;
     tp->req.cwnd_psn = tp->req.psn;
+    tp->req.cnp_psn = tp->req.psn;
     memset(tp->swqe, 0, sizeof(tp->swqe));
 }
 

@@ -1193,11 +1193,74 @@ static const char *rnic_rx_source_check(RnicState *s, const RnicQP *qp,
     return NULL;
 }
 
+/*
+ * A request arrived marked CE: tell its requester with a CNP, at most
+ * one per RNIC_TP_CNP_GAP_NS, so that a burst of marked packets does not
+ * turn into a burst of notifications.
+ */
+static void rnic_resp_ce(RnicState *s, RnicQP *qp)
+{
+    static const uint8_t rsvd[RNIC_CNP_RSVD_LEN];
+    RnicResp *resp = &qp->tp->resp;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    RnicPkt p;
+
+    s->cnt[RNIC_CNT_ECN_CE_RCVD]++;
+    if (!s->prop.ecn || qp->type != RNIC_QPT_RC || now < resp->cnp_next_ns) {
+        return;
+    }
+    if (!rnic_tp_pkt_init(s, qp, &qp->av, &p)) {
+        return;
+    }
+    resp->cnp_next_ns = now + RNIC_TP_CNP_GAP_NS;
+    p.tclass &= ~RNIC_ECN_MASK;         /* a CNP is not ECN-capable */
+    p.bth.opcode = RNIC_OPC_CNP;
+    p.bth.dqpn = qp->dest_qpn;
+    p.payload_len = RNIC_CNP_RSVD_LEN;
+    trace_rnic_tp_cnp(qp->qpn, "sent", qp->dest_qpn);
+    if (rnic_tp_xmit(s, qp, &p, rsvd)) {
+        s->cnt[RNIC_CNT_CNP_SENT]++;
+    }
+}
+
+/* A CNP names the RC requester that should slow down. */
+static void rnic_tp_rx_cnp(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                           size_t len)
+{
+    const char *why;
+
+    if (qp->type != RNIC_QPT_RC) {
+        rnic_rx_drop(s, qp->qpn, "CNP for a QP that is not RC");
+        return;
+    }
+    if (qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) {
+        rnic_rx_drop(s, qp->qpn, "CNP in wrong QP state");
+        return;
+    }
+    why = rnic_rx_source_check(s, qp, p);
+    if (why) {
+        rnic_rx_drop(s, qp->qpn, why);
+        return;
+    }
+    if (p->payload_len != RNIC_CNP_RSVD_LEN) {
+        rnic_rx_drop(s, qp->qpn, "CNP of the wrong length");
+        return;
+    }
+    trace_rnic_tp_cnp(qp->qpn, "received", p->bth.dqpn);
+    s->cnt[RNIC_CNT_RX_PKTS]++;
+    s->cnt[RNIC_CNT_RX_BYTES] += len;
+    rnic_comp_cnp(s, qp);
+}
+
 /* One packet for one QP: the checks every QP makes, then its role. */
 static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
                           const uint8_t *frame, size_t len,
                           const RnicOpcodeInfo *info)
 {
+    if (info->flags & RNIC_OPF_CNP) {
+        rnic_tp_rx_cnp(s, qp, p, len);
+        return;
+    }
     if (!rnic_opcode_fits_qp(qp, p->bth.opcode)) {
         rnic_rx_drop(s, qp->qpn, "opcode of another transport");
         return;
@@ -1229,6 +1292,9 @@ static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
     }
     s->cnt[RNIC_CNT_RX_PKTS]++;
     s->cnt[RNIC_CNT_RX_BYTES] += len;
+    if (!p->roce_v1 && (p->tclass & RNIC_ECN_MASK) == RNIC_ECN_CE) {
+        rnic_resp_ce(s, qp);
+    }
     rnic_resp_request(s, qp, p, frame, info->flags);
 }
 

@@ -91,6 +91,13 @@
  * one probe alone would then leave the QP waiting for a full timeout.
  */
 #define RNIC_TP_MAX_PROBES          4
+/*
+ * ECN, in the spirit of DCQCN: a responder answers requests marked CE
+ * with a CNP to their requester, at most one per QP in this time; the
+ * requester cuts its congestion window by half for the first CNP and
+ * ignores the rest until what it had sent by then is acknowledged.
+ */
+#define RNIC_TP_CNP_GAP_NS          (50 * SCALE_US)
 /* Frame buffer: worst-case header stack, a 4 KiB MTU payload, trailer. */
 #define RNIC_TP_FRAME_MAX           (RNIC_WIRE_MAX_HLEN + 4096 + \
                                      RNIC_WIRE_MAX_TRAILER + \
@@ -150,6 +157,7 @@ typedef struct RnicReq {
     uint32_t rd_outstanding;/* READ/ATOMIC WQEs started, not yet retired */
     uint32_t cwnd;          /* congestion window, packets */
     uint32_t cwnd_psn;      /* comp.psn when cwnd last grew or shrank */
+    uint32_t cnp_psn;       /* no CNP cuts cwnd before comp.psn gets here */
     uint16_t ip_id;
 } RnicReq;
 
@@ -233,6 +241,7 @@ typedef struct RnicResp {
     uint32_t msn;
     bool nak_sent;          /* one NAK per gap (sequence or RNR) */
     uint32_t ahead_max;     /* highest PSN seen since the last in order */
+    int64_t cnp_next_ns;    /* virtual time before which no CNP goes out */
     bool comm_est;          /* COMM_EST raised */
     uint8_t msg;            /* RnicRespMsg */
     uint32_t pkts_since_ack;
@@ -322,6 +331,8 @@ void rnic_comp_init_timers(RnicTransport *tp);
 void rnic_comp_reset(RnicTransport *tp);
 void rnic_comp_rx(RnicState *s, RnicQP *qp, const RnicPkt *p,
                   const uint8_t *frame);
+/* A congestion notification for this requester. */
+void rnic_comp_cnp(RnicState *s, RnicQP *qp);
 /* Retires finished WQEs from sq.ci in order, writing their CQEs. */
 void rnic_comp_advance(RnicState *s, RnicQP *qp);
 /* (Re)arms the local ACK timer if packets are outstanding. */

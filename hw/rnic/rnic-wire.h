@@ -77,6 +77,17 @@
 #define RNIC_OPC_RC                 0x00
 #define RNIC_OPC_UC                 0x20
 #define RNIC_OPC_UD                 0x60
+/*
+ * RoCEv2 Congestion Notification Packet (IBTA RoCEv2 annex A17): a BTH
+ * naming the QP that should slow down, 16 reserved bytes, the ICRC.
+ */
+#define RNIC_OPC_CNP                0x81
+#define RNIC_CNP_RSVD_LEN           16
+
+/* The ECN field: the low two bits of the IPv4 TOS or IPv6 traffic class. */
+#define RNIC_ECN_MASK               0x03
+#define RNIC_ECN_ECT0               0x02
+#define RNIC_ECN_CE                 0x03
 
 enum {
     RNIC_OPC_SEND_FIRST                     = 0x00,
@@ -190,6 +201,8 @@ enum {
 #define RNIC_OPF_ACK                (1u << 18)
 /* FLUSH and ATOMIC WRITE: answered by an empty RDMA READ response. */
 #define RNIC_OPF_PLACE              (1u << 19)
+/* A congestion notification: its reserved bytes travel as payload. */
+#define RNIC_OPF_CNP                (1u << 20)
 
 typedef struct RnicOpcodeInfo {
     const char *name;       /* e.g. "RC_SEND_FIRST" */

@@ -85,6 +85,7 @@ static bool rnic_check_props(RnicState *s, Error **errp)
         { "corrupt", s->prop.corrupt, 0, 100 },
         { "delay", s->prop.delay, 0, 100 },
         { "delay-us", s->prop.delay_us, 1, 10 * 1000 * 1000 },
+        { "ce-mark", s->prop.ce_mark, 0, 100 },
         { "max-host-mem", s->prop.max_host_mem, RNIC_MIN_HOST_MEM,
           UINT64_MAX },
     };
@@ -340,6 +341,8 @@ static const Property rnic_properties[] = {
     DEFINE_PROP_UINT32("delay", RnicState, prop.delay, 0),
     DEFINE_PROP_UINT32("delay-us", RnicState, prop.delay_us, 2000),
     DEFINE_PROP_UINT32("fault-seed", RnicState, prop.fault_seed, 0),
+    DEFINE_PROP_BOOL("ecn", RnicState, prop.ecn, true),
+    DEFINE_PROP_UINT32("ce-mark", RnicState, prop.ce_mark, 0),
     DEFINE_PROP_SIZE("max-host-mem", RnicState, prop.max_host_mem,
                      256 * MiB),
 };
@@ -383,6 +386,10 @@ static const struct {
     { "delay", "percentage of transmitted RoCE frames delayed by delay-us" },
     { "delay-us", "delay of the frames 'delay' picks, in microseconds" },
     { "fault-seed", "seed of the reorder/duplicate/corrupt/delay draws" },
+    { "ecn", "send RoCEv2 packets ECN-capable (ECT(0)) and answer CE marks "
+             "with congestion notifications (CNPs)" },
+    { "ce-mark", "percentage of transmitted ECN-capable RoCE frames marked "
+                 "CE, as a congested switch would (uses fault-seed)" },
     { "max-host-mem", "host memory the guest's objects may make the device "
                       "allocate (page lists, QP state); more is refused" },
 };

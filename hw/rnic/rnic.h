@@ -287,6 +287,8 @@ struct RnicState {
         uint32_t delay;
         uint32_t delay_us;      /* how long a delayed frame waits */
         uint32_t fault_seed;
+        bool ecn;               /* RoCEv2 packets go out ECN-capable */
+        uint32_t ce_mark;       /* of those, percentage marked CE */
         uint64_t max_host_mem;  /* bytes of host memory for guest objects */
     } prop;
 

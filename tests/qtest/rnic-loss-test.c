@@ -388,6 +388,150 @@ static void test_rc_ack_coalesce(void *obj, void *data,
     }
 }
 
+/* ---- ECN and congestion notification ---- */
+
+#define OPC_CNP     0x81
+#define ECN_MASK    0x03
+#define ECN_ECT0    0x02
+#define ECN_CE      0x03
+
+/* The ECN field of the SEND the device sends for one posted WQE. */
+static uint8_t ecn_of_send(void *obj, void *data)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    /* rt_recv_roce checks the IPv4 header checksum and the ICRC too. */
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    return f.tos & ECN_MASK;
+}
+
+/* RoCEv2 packets leave ECN-capable, ECT(0), unless ecn=off. */
+static void test_ecn_ect(void *obj, void *data, QGuestAllocator *alloc)
+{
+    g_assert_cmphex(ecn_of_send(obj, data), ==, ECN_ECT0);
+}
+
+static void test_ecn_off(void *obj, void *data, QGuestAllocator *alloc)
+{
+    g_assert_cmphex(ecn_of_send(obj, data), ==, 0);
+}
+
+/* ce-mark=100 stands in for a congested switch: every packet is CE. */
+static void test_ecn_ce_mark(void *obj, void *data, QGuestAllocator *alloc)
+{
+    g_assert_cmphex(ecn_of_send(obj, data), ==, ECN_CE);
+}
+
+static void send_ce(Env *e, uint32_t psn, uint8_t tos)
+{
+    static const uint8_t payload[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    Roce f;
+
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e->qp.qpn, psn, payload,
+                         sizeof(payload));
+    f.tos = tos;
+    rt_send_roce(e, &f);
+}
+
+static void expect_cnp(Env *e)
+{
+    Roce f;
+
+    rt_recv_roce(e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_CNP);
+    g_assert_cmphex(f.dqpn, ==, PEER_QPN);
+    g_assert_cmpuint(f.payload_len, ==, 16);
+    g_assert_cmphex(f.tos & ECN_MASK, ==, 0);
+}
+
+/*
+ * A request marked CE draws a CNP to its requester before the ACK; a
+ * second one within 50 us draws none, one after that another.
+ */
+static void test_ecn_cnp_sent(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_sge sge;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    for (i = 0; i < 4; i++) {
+        rt_sge_of(&sge, &e.mr, i * 64, 64);
+        qrnic_post_recv(e.r, &e.qp, i, &sge, 1);
+    }
+    qrnic_ring_rq(e.r, &e.qp);
+    qrnic_settle(e.r);
+
+    send_ce(&e, QP_RQ_PSN, ECN_CE);
+    expect_cnp(&e);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN);
+    send_ce(&e, QP_RQ_PSN + 1, ECN_CE);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN + 1);
+    send_ce(&e, QP_RQ_PSN + 2, ECN_ECT0);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN + 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ECN_CE_RCVD), ==, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CNP_SENT), ==, 1);
+
+    qtest_clock_step(qrnic_qts(e.r), 60 * 1000);
+    send_ce(&e, QP_RQ_PSN + 3, ECN_CE);
+    expect_cnp(&e);
+    rt_expect_ack(&e, AETH_ACK(0), QP_RQ_PSN + 3);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ECN_CE_RCVD), ==, 3);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CNP_SENT), ==, 2);
+}
+
+/*
+ * A CNP halves the congestion window once: a second one for packets
+ * sent before the cut changes nothing.  Once all 64 are acknowledged,
+ * 33 more go out (32, grown by one for the 64 acknowledged).
+ */
+static void test_ecn_cnp_rcvd(void *obj, void *data, QGuestAllocator *alloc)
+{
+    static const uint8_t rsvd[16];
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    QRnicCq scq;
+    Roce cnp, ack;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_init_qp_on_cq(&e, &scq, 8, 7);
+    rt_qp_up(&e, &e.qp, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 8);
+    for (i = 0; i < 100; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 0);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    cwnd_expect_run(&e, QP_SQ_PSN, 64);
+
+    rt_roce_init_payload(&cnp, OPC_CNP, e.qp.qpn, 0, rsvd, sizeof(rsvd));
+    cnp.ack_req = false;
+    rt_send_roce(&e, &cnp);
+    rt_send_roce(&e, &cnp);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CNP_RCVD), ==, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
+
+    rt_roce_init(&ack, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 63);
+    ack.ack_req = false;
+    ack.syndrome = AETH_ACK(0);
+    rt_send_roce(&e, &ack);
+    cwnd_expect_run(&e, QP_SQ_PSN + 64, 33);
+}
+
 static void register_rnic_loss_test(void)
 {
     rt_use_node_b(true);
@@ -399,6 +543,11 @@ static void register_rnic_loss_test(void)
     rt_add("rc-nak-rcvd", test_rc_nak_rcvd);
     rt_add("rc-cwnd", test_rc_cwnd);
     rt_add("rc-ack-coalesce", test_rc_ack_coalesce);
+    rt_add("ecn-ect", test_ecn_ect);
+    rt_add_opts("ecn-off", test_ecn_off, ",ecn=off");
+    rt_add_opts("ecn-ce-mark", test_ecn_ce_mark, ",ce-mark=100");
+    rt_add("ecn-cnp-sent", test_ecn_cnp_sent);
+    rt_add("ecn-cnp-rcvd", test_ecn_cnp_rcvd);
     rt_use_node_b(false);
 }
 

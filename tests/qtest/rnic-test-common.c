@@ -189,6 +189,7 @@ size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size)
 
     ip_len = (p + 4) - ip;
     ip[0] = 0x45;
+    ip[1] = f->tos;
     rt_st16(ip + 2, ip_len);
     rt_st16(ip + 6, 0x4000);
     ip[8] = f->ttl;
@@ -268,6 +269,7 @@ static void roce_parse(const uint8_t *buf, size_t len, Roce *f)
     g_assert_cmpuint(ip[9], ==, 17);
     g_assert_cmphex(lduw_be_p(ip + 10), ==, rt_ip4_csum(ip));
     f->ttl = ip[8];
+    f->tos = ip[1];
     f->sip = ldl_be_p(ip + 12);
     f->dip = ldl_be_p(ip + 16);
 

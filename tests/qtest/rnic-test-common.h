@@ -68,6 +68,7 @@ typedef struct Roce {
     uint16_t sport;
     uint16_t dport;
     uint8_t ttl;
+    uint8_t tos;            /* the ECN field is its low two bits */
     uint8_t opcode;
     bool se;
     bool ack_req;
