@@ -82,19 +82,22 @@ static void test_opcodes(void)
 
         if (info) {
             n++;
-            /* A packet is either a request or a response. */
-            CHECK(!(info->flags & RNIC_OPF_REQUEST) !=
+            /* A packet is a request or a response, or else a CNP. */
+            CHECK((info->flags & RNIC_OPF_CNP) ||
+                  !(info->flags & RNIC_OPF_REQUEST) !=
                   !(info->flags & RNIC_OPF_RESPONSE));
             CHECK(strcmp(rnic_bth_opc_str(i), info->name) == 0);
         } else {
             CHECK(strcmp(rnic_bth_opc_str(i), "UNKNOWN") == 0);
         }
     }
-    CHECK_EQ(n, 25 + 12 + 2);
+    CHECK_EQ(n, 25 + 12 + 2 + 1);
     CHECK(rnic_opcode_info(0x15) == NULL);
     CHECK(rnic_opcode_info(0x2c) == NULL);      /* UC has no read */
     CHECK(rnic_opcode_info(0x40) == NULL);      /* RD */
-    CHECK(rnic_opcode_info(0x81) == NULL);      /* CNP */
+    CHECK(rnic_opcode_info(0x81) != NULL);      /* CNP */
+    CHECK_EQ(rnic_opcode_info(0x81)->flags, RNIC_OPF_CNP | RNIC_OPF_PAYLOAD);
+    CHECK_EQ(rnic_opcode_info(0x81)->hdr_len, RNIC_BTH_LEN);
     CHECK(strcmp(rnic_bth_opc_str(0x0c), "RC_RDMA_READ_REQUEST") == 0);
     CHECK(strcmp(rnic_bth_opc_str(0x24), "UC_SEND_ONLY") == 0);
     CHECK(strcmp(rnic_bth_opc_str(0x65), "UD_SEND_ONLY_WITH_IMMEDIATE") == 0);
@@ -325,9 +328,11 @@ static void test_icrc_vectors(void)
     CHECK_EQ(ref, 0x2a00fd82);
     CHECK(ref_ipv4_csum_ok(cnp_frame + 14, 20));
     CHECK_EQ(rnic_ipv4_hdr_csum(cnp_frame + 14, 20), 0x9161);
-    /* Everything up to the opcode check passes on real hardware output. */
+    /* A CNP from RoCE hardware parses: 16 reserved bytes after the BTH. */
     CHECK_ERR(rnic_wire_parse(cnp_frame, sizeof(cnp_frame), &q),
-              RNIC_WIRE_E_OPCODE);
+              RNIC_WIRE_OK);
+    CHECK_EQ(q.bth.opcode, RNIC_OPC_CNP);
+    CHECK_EQ(q.payload_len, RNIC_CNP_RSVD_LEN);
 
     memset(&p, 0, sizeof(p));
     memset(p.eth_dst, 0, 6);
