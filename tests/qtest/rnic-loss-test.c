@@ -74,10 +74,12 @@ static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /*
- * The probe learns the round trip: an ACK 500 us after its SEND makes
- * the next probe wait 500 + 4 * 250 us instead of the first 8 ms.
+ * One SEND acknowledged @rtt_us after it left, so that the round trip
+ * is measured; then a second SEND that nobody acknowledges.  Its probe
+ * must not come within @quiet_us and must come by @probe_us.
  */
-static void test_rc_probe_rtt(void *obj, void *data, QGuestAllocator *alloc)
+static void probe_after_rtt(void *obj, void *data, uint64_t rtt_us,
+                            uint64_t quiet_us, uint64_t probe_us)
 {
     Env e;
     struct rnic_send_wqe w;
@@ -93,7 +95,7 @@ static void test_rc_probe_rtt(void *obj, void *data, QGuestAllocator *alloc)
     qrnic_ring_sq(e.r, &e.qp);
     rt_recv_roce(&e, &f);
     g_assert_true(f.ack_req);
-    qtest_clock_step(qrnic_qts(e.r), 500 * 1000);
+    qtest_clock_step(qrnic_qts(e.r), rtt_us * 1000);
     rt_send_ack(&e, QP_SQ_PSN, 1);
     g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
     g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
@@ -104,14 +106,23 @@ static void test_rc_probe_rtt(void *obj, void *data, QGuestAllocator *alloc)
     rt_recv_roce(&e, &f);
     g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
 
-    qtest_clock_step(qrnic_qts(e.r), 1400 * 1000);
+    qtest_clock_step(qrnic_qts(e.r), quiet_us * 1000);
     rt_assert_no_frame(&e, 100);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 0);
-    qtest_clock_step(qrnic_qts(e.r), 200 * 1000);
+    qtest_clock_step(qrnic_qts(e.r), (probe_us - quiet_us) * 1000);
     rt_recv_roce(&e, &f);
     g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
+}
+
+/*
+ * The probe learns the round trip: an ACK 500 us after its SEND makes
+ * the next probe wait 500 + 4 * 250 us instead of the first 8 ms.
+ */
+static void test_rc_probe_rtt(void *obj, void *data, QGuestAllocator *alloc)
+{
+    probe_after_rtt(obj, data, 500, 1400, 1600);
 }
 
 /*
@@ -173,33 +184,7 @@ static void test_rc_probe_last(void *obj, void *data, QGuestAllocator *alloc)
  */
 static void test_rc_probe_floor(void *obj, void *data, QGuestAllocator *alloc)
 {
-    Env e;
-    struct rnic_send_wqe w;
-    struct rnic_sge sge;
-    struct rnic_cqe cqe;
-    Roce f;
-
-    rt_env_basic(&e, obj, data);
-    rt_env_rc_qp(&e, RNIC_QPS_RTS);
-    rt_sge_of(&sge, &e.mr, 0, 16);
-    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
-    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
-    qrnic_ring_sq(e.r, &e.qp);
-    rt_recv_roce(&e, &f);
-    qtest_clock_step(qrnic_qts(e.r), 10 * 1000);
-    rt_send_ack(&e, QP_SQ_PSN, 1);
-    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
-
-    rt_send_wqe(&w, 2, RNIC_WR_SEND, 1);
-    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
-    qrnic_ring_sq(e.r, &e.qp);
-    rt_recv_roce(&e, &f);
-    qtest_clock_step(qrnic_qts(e.r), 240 * 1000);
-    rt_assert_no_frame(&e, 100);
-    qtest_clock_step(qrnic_qts(e.r), 20 * 1000);
-    rt_recv_roce(&e, &f);
-    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
-    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TAIL_PROBES), ==, 1);
+    probe_after_rtt(obj, data, 10, 240, 260);
 }
 
 /*
