@@ -24,6 +24,34 @@
 
 #ifndef _WIN32
 
+/* @n signaled SENDs of 16 bytes with wr_id 0..n-1, one doorbell. */
+static void post_sends(Env *e, int n)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    int i;
+
+    rt_sge_of(&sge, &e->mr, 0, 16);
+    for (i = 0; i < n; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e->r, &e->qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e->r, &e->qp);
+}
+
+/* Their @n successful completions, in order. */
+static void expect_send_cqes(Env *e, int n)
+{
+    struct rnic_cqe cqe;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        g_assert_true(qrnic_cq_wait(e->r, &e->cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
+    }
+}
+
 /* No ACK: a tail-loss probe, then the local ACK timer resend the PSN. */
 static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -133,20 +161,12 @@ static void test_rc_probe_rtt(void *obj, void *data, QGuestAllocator *alloc)
 static void test_rc_probe_last(void *obj, void *data, QGuestAllocator *alloc)
 {
     Env e;
-    struct rnic_send_wqe w;
-    struct rnic_sge sge;
-    struct rnic_cqe cqe;
     Roce f;
     int i;
 
     rt_env_basic(&e, obj, data);
     rt_env_rc_qp(&e, RNIC_QPS_RTS);
-    rt_sge_of(&sge, &e.mr, 0, 16);
-    for (i = 0; i < 3; i++) {
-        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
-        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
-    }
-    qrnic_ring_sq(e.r, &e.qp);
+    post_sends(&e, 3);
     for (i = 0; i < 3; i++) {
         rt_recv_roce(&e, &f);
         g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
@@ -170,11 +190,7 @@ static void test_rc_probe_last(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
 
     rt_send_ack(&e, QP_SQ_PSN + 2, 3);
-    for (i = 0; i < 3; i++) {
-        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
-        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
-        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
-    }
+    expect_send_cqes(&e, 3);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ACK_TIMEOUTS), ==, 0);
 }
 
@@ -196,9 +212,6 @@ static void test_rc_probe_nak(void *obj, void *data, QGuestAllocator *alloc)
 {
     Env e;
     struct rnic_qp_attr a;
-    struct rnic_send_wqe w;
-    struct rnic_sge sge;
-    struct rnic_cqe cqe;
     Roce f, nak;
     int i;
 
@@ -208,12 +221,7 @@ static void test_rc_probe_nak(void *obj, void *data, QGuestAllocator *alloc)
     a.retry_cnt = 0;
     g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTS, &a), ==,
                      RNIC_CMD_OK);
-    rt_sge_of(&sge, &e.mr, 0, 16);
-    for (i = 0; i < 2; i++) {
-        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
-        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
-    }
-    qrnic_ring_sq(e.r, &e.qp);
+    post_sends(&e, 2);
     rt_recv_roce(&e, &f);
     rt_recv_roce(&e, &f);
 
@@ -231,11 +239,7 @@ static void test_rc_probe_nak(void *obj, void *data, QGuestAllocator *alloc)
         g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
     }
     rt_send_ack(&e, QP_SQ_PSN + 1, 2);
-    for (i = 0; i < 2; i++) {
-        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
-        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
-        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
-    }
+    expect_send_cqes(&e, 2);
     g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_RTS);
 }
 
