@@ -470,6 +470,8 @@ enum rnic_qp_type {
 
 #define RNIC_QP_FLAG_SIG_ALL        (1u << 0)   /* every WQE signaled */
 #define RNIC_QP_FLAG_HAS_SRQ        (1u << 1)
+/* Page 0 of the SQ ring is struct rnic_sq_dbrec; WQEs start at page 1. */
+#define RNIC_QP_FLAG_SQ_DBREC       (1u << 2)
 
 struct rnic_cmd_create_qp {
     uint8_t qp_type;            /* enum rnic_qp_type */
@@ -1063,6 +1065,32 @@ RNIC_SIZE_CHECK(struct rnic_cq_dbrec, 8);
 
 #define RNIC_CQ_DBREC_PAGE_SIZE     4096
 #define RNIC_CQ_DBREC_DEAD          (1u << 0)
+
+/*
+ * Page 0 of an SQ ring created with RNIC_QP_FLAG_SQ_DBREC.  A doorbell
+ * write stalls the posting CPU behind everything else the device's
+ * register path serializes with, so the producer stores its index here
+ * and rings only while the device says it is idle:
+ *
+ *   producer: write the WQEs; write barrier; store pi; full barrier;
+ *             if flags has RNIC_SQ_DBREC_RING, ring the SQ doorbell.
+ *   device:   clears RING while it has SQ work and will look at pi again
+ *             by itself (it is sending, or waits for ACKs or responses);
+ *             before it goes idle it sets RING, then (full barrier)
+ *             reads pi once more, so a WQE posted meanwhile is not lost.
+ *
+ * pi is the doorbell's producer index (16 significant bits) and is
+ * checked the same way.  The device writes {0, RING} when it creates or
+ * resets the QP; it never writes pi otherwise.
+ */
+struct rnic_sq_dbrec {
+    rnic_le32 pi;               /* the producer's */
+    rnic_le32 flags;            /* the device's: RNIC_SQ_DBREC_* */
+};
+RNIC_SIZE_CHECK(struct rnic_sq_dbrec, 8);
+
+#define RNIC_SQ_DBREC_PAGE_SIZE     4096
+#define RNIC_SQ_DBREC_RING          (1u << 0)
 
 /* ------------------------------------------------------------------ */
 /* Ethernet descriptors                                                */

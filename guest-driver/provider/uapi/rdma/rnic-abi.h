@@ -27,8 +27,11 @@ struct rnic_ualloc_ucontext_resp {
 	__u32 cqe_size;
 	__u32 max_inline;
 	__u32 max_sge;
-	__u32 reserved;
+	__u32 caps;			/* RNIC_UCTX_CAP_* */
 };
+
+/* The driver takes RNIC_UCREATE_QP_SQ_DBREC. */
+#define RNIC_UCTX_CAP_SQ_DBREC	(1u << 0)
 
 struct rnic_ucreate_cq {
 	__aligned_u64 buf_addr;		/* dbrec page + CQE pages, page aligned */
@@ -46,7 +49,7 @@ struct rnic_ucreate_qp {
 	__u32 sq_size;
 	__u8 sq_log_size;
 	__u8 rq_log_size;
-	__u16 reserved;
+	__u16 flags;			/* RNIC_UCREATE_QP_* */
 	__aligned_u64 rq_addr;		/* page aligned, 0 with an SRQ */
 	__u32 rq_size;
 	__u32 reserved2;
@@ -61,6 +64,12 @@ struct rnic_ucreate_qp {
 	__u32 reserved4;
 	__u8 rx_hash_key[40];
 };
+
+/*
+ * sq_addr starts with the SQ doorbell record page (the device's struct
+ * rnic_sq_dbrec); the WQEs follow it.
+ */
+#define RNIC_UCREATE_QP_SQ_DBREC	(1u << 0)
 
 struct rnic_ucreate_qp_resp {
 	__u32 qpn;
