@@ -351,6 +351,7 @@ RNIC_SIZE_CHECK(struct rnic_device_attr, 160);
 #define RNIC_DEV_CAP_ATOMIC_WRITE   (1u << 10)  /* RNIC_WR_ATOMIC_WRITE */
 #define RNIC_DEV_CAP_RAW_PACKET     (1u << 11)  /* RNIC_QPT_RAW_PACKET, flows */
 #define RNIC_DEV_CAP_CLOCK          (1u << 12)  /* RNIC_DB_CLOCK, timestamps */
+#define RNIC_DEV_CAP_SQ_DBREC       (1u << 13)  /* RNIC_QP_FLAG_SQ_DBREC */
 
 enum rnic_port_state {
     RNIC_PORT_DOWN = 1,
