@@ -289,6 +289,7 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
                               RNIC_DEV_CAP_INLINE | RNIC_DEV_CAP_SRQ_RESIZE |
                               RNIC_DEV_CAP_FLUSH | RNIC_DEV_CAP_ATOMIC_WRITE |
                               RNIC_DEV_CAP_CLOCK |
+                              (s->prop.sq_dbrec ? RNIC_DEV_CAP_SQ_DBREC : 0) |
                               (s->prop.max_mw ? RNIC_DEV_CAP_MW : 0) |
                               (s->prop.max_flow ? RNIC_DEV_CAP_RAW_PACKET : 0));
     a.max_mr_pages = cpu_to_le32(s->prop.max_mr_pages);

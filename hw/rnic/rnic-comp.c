@@ -111,6 +111,15 @@ static bool rnic_comp_outstanding(RnicTransport *tp)
     return rnic_psn_lt(tp->comp.psn, tp->req.max_psn);
 }
 
+bool rnic_tp_will_run(RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+
+    return qp->scheduled || tp->comp.ack_expired ||
+           timer_pending(tp->comp.ack_timer) ||
+           timer_pending(tp->comp.rnr_timer);
+}
+
 static void rnic_comp_ack_timer_del(RnicTransport *tp)
 {
     timer_del(tp->comp.ack_timer);

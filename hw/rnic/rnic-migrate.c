@@ -768,6 +768,9 @@ static int rnic_post_load(void *opaque, int version_id)
         if (qp) {
             qp->scheduled = true;
             QTAILQ_INSERT_TAIL(&s->work_list, qp, work_next);
+            /* Its run rewrites the record's flags from scratch. */
+            qp->sq_dbrec_ring = true;
+            qp->sq_dbrec_seen = qp->sq.pi;
             nqp++;
         }
     }

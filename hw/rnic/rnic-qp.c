@@ -50,8 +50,13 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
         trace_rnic_err_cmd_param(c->op, "raw QP with max-flow=0", 0, 0);
         return RNIC_CMD_ERR_NOT_SUPP;
     }
-    if (flags & ~(RNIC_QP_FLAG_SIG_ALL | RNIC_QP_FLAG_HAS_SRQ)) {
-        return rnic_cmd_err_param(c, "QP flags", flags, RNIC_QP_FLAG_HAS_SRQ);
+    if (flags & ~(RNIC_QP_FLAG_SIG_ALL | RNIC_QP_FLAG_HAS_SRQ |
+                  RNIC_QP_FLAG_SQ_DBREC)) {
+        return rnic_cmd_err_param(c, "QP flags", flags, RNIC_QP_FLAG_SQ_DBREC);
+    }
+    if ((flags & RNIC_QP_FLAG_SQ_DBREC) && !s->prop.sq_dbrec) {
+        trace_rnic_err_cmd_param(c->op, "SQ dbrec", flags, s->prop.sq_dbrec);
+        return RNIC_CMD_ERR_NOT_SUPP;
     }
     if (q->qp_type == RNIC_QPT_GSI) {
         st = rnic_cmd_need_kernel(c);
@@ -115,7 +120,8 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
         }
     }
 
-    st = rnic_cmd_load_ring(c, &q->sq, q->sq_log_size, RNIC_SQ_WQE_SIZE, 0,
+    st = rnic_cmd_load_ring(c, &q->sq, q->sq_log_size, RNIC_SQ_WQE_SIZE,
+                            (flags & RNIC_QP_FLAG_SQ_DBREC) ? 1 : 0,
                             &sq);
     if (st) {
         return st;
@@ -168,6 +174,7 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
         return rnic_cmd_err_resource(c, "QP transport state");
     }
     s->qp[qpn] = qp;
+    rnic_sq_dbrec_reset(s, qp);
     s->pd[pdn].refcnt++;
     s->cq[scqn].refcnt++;
     s->cq[rcqn].refcnt++;
@@ -712,6 +719,7 @@ uint8_t rnic_cmd_modify_qp(RnicCmdCtx *c)
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
         rnic_qp_unschedule(s, qp);
+        rnic_sq_dbrec_reset(s, qp);
     }
     trace_rnic_qp_modify(qpn, rnic_qps_str(cur), rnic_qps_str(next), mask);
     rnic_tp_qp_modified(s, qp, cur, mask);

@@ -379,6 +379,99 @@ static bool rnic_wq_doorbell(RnicState *s, const char *what, uint32_t qn,
     return true;
 }
 
+/* ---- SQ doorbell records (see struct rnic_sq_dbrec) ---- */
+
+static bool rnic_sq_dbrec_addr(RnicQP *qp, uint64_t *addr)
+{
+    return (qp->flags & RNIC_QP_FLAG_SQ_DBREC) &&
+           rnic_pbl_addr(&qp->sq.ring.pbl, 0, addr, NULL);
+}
+
+static void rnic_sq_dbrec_set(RnicState *s, RnicQP *qp, bool ring)
+{
+    uint32_t flags = cpu_to_le32(ring ? RNIC_SQ_DBREC_RING : 0);
+    uint64_t addr;
+
+    if (qp->sq_dbrec_ring == ring || !rnic_sq_dbrec_addr(qp, &addr)) {
+        return;
+    }
+    qp->sq_dbrec_ring = ring;
+    trace_rnic_sq_dbrec_ring(qp->qpn, ring);
+    if (pci_dma_write(PCI_DEVICE(s), addr + offsetof(struct rnic_sq_dbrec,
+                                                     flags),
+                      &flags, sizeof(flags)) != MEMTX_OK) {
+        trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
+    }
+}
+
+/* Takes a new producer index from the record; true if the SQ grew. */
+static bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp)
+{
+    uint32_t old = qp->sq.pi;
+    rnic_le32 pi;
+    uint64_t addr;
+
+    if (!rnic_sq_dbrec_addr(qp, &addr)) {
+        return false;
+    }
+    if (pci_dma_read(PCI_DEVICE(s), addr + offsetof(struct rnic_sq_dbrec, pi),
+                     &pi, sizeof(pi)) != MEMTX_OK) {
+        trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
+        return false;
+    }
+    if ((uint16_t)le32_to_cpu(pi) == qp->sq_dbrec_seen) {
+        return false;
+    }
+    qp->sq_dbrec_seen = le32_to_cpu(pi);
+    return rnic_wq_doorbell(s, "SQ dbrec", qp->qpn, &qp->sq,
+                            le32_to_cpu(pi)) && qp->sq.pi != old;
+}
+
+/* On create and reset: the ring starts over, and posting must ring. */
+void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp)
+{
+    struct rnic_sq_dbrec rec = {
+        .pi = 0,
+        .flags = cpu_to_le32(RNIC_SQ_DBREC_RING),
+    };
+    uint64_t addr;
+
+    qp->sq_dbrec_ring = true;
+    qp->sq_dbrec_seen = 0;
+    if (rnic_sq_dbrec_addr(qp, &addr) &&
+        pci_dma_write(PCI_DEVICE(s), addr, &rec, sizeof(rec)) != MEMTX_OK) {
+        trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
+    }
+}
+
+/* Before the requester runs: posts need no doorbell now. */
+void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp)
+{
+    rnic_sq_dbrec_set(s, qp, false);
+    rnic_sq_dbrec_poll(s, qp);
+}
+
+/*
+ * After it ran: when nothing will run the QP again by itself (it is not
+ * queued, no timer is set), posting must ring.  The record is read once
+ * more after RING is visible: a WQE stored before the producer could see
+ * RING would otherwise wait for a doorbell that never comes.
+ */
+void rnic_sq_dbrec_idle(RnicState *s, RnicQP *qp, bool requeued)
+{
+    if (!(qp->flags & RNIC_QP_FLAG_SQ_DBREC) || requeued ||
+        rnic_tp_will_run(qp)) {
+        return;
+    }
+    rnic_sq_dbrec_set(s, qp, true);
+    /* Our RING store before our pi load; pairs with the producer's. */
+    smp_mb();
+    if (rnic_sq_dbrec_poll(s, qp)) {
+        rnic_sq_dbrec_set(s, qp, false);
+        rnic_qp_schedule(s, qp);
+    }
+}
+
 static RnicQP *rnic_db_qp(RnicState *s, uint16_t uctx, uint32_t qn)
 {
     RnicQP *qp = rnic_qp_get(s, qn);

@@ -883,14 +883,21 @@ void rnic_tp_qp_run(RnicState *s, RnicQP *qp, int *budget)
     case RNIC_QPS_ERR:
         /* Outstanding WQEs, and any posted since, complete as flushed. */
         rnic_rq_flush(s, qp, budget);
+        rnic_sq_dbrec_busy(s, qp);
         rnic_sq_flush(s, qp, budget);
+        rnic_sq_dbrec_idle(s, qp, *budget <= 0);
         return;
     case RNIC_QPS_RTR:
+        rnic_comp_timer_run(s, qp);
+        rnic_resp_run(s, qp, budget);
+        return;
     case RNIC_QPS_RTS:
     case RNIC_QPS_SQD:
         rnic_comp_timer_run(s, qp);
         rnic_resp_run(s, qp, budget);
+        rnic_sq_dbrec_busy(s, qp);
         rnic_req_run(s, qp, budget);
+        rnic_sq_dbrec_idle(s, qp, *budget <= 0);
         return;
     default:
         return;

@@ -342,6 +342,7 @@ static const Property rnic_properties[] = {
     DEFINE_PROP_UINT32("delay-us", RnicState, prop.delay_us, 2000),
     DEFINE_PROP_UINT32("fault-seed", RnicState, prop.fault_seed, 0),
     DEFINE_PROP_BOOL("ecn", RnicState, prop.ecn, true),
+    DEFINE_PROP_BOOL("sq-dbrec", RnicState, prop.sq_dbrec, true),
     DEFINE_PROP_UINT32("ce-mark", RnicState, prop.ce_mark, 0),
     DEFINE_PROP_SIZE("max-host-mem", RnicState, prop.max_host_mem,
                      256 * MiB),
@@ -388,6 +389,8 @@ static const struct {
     { "fault-seed", "seed of the reorder/duplicate/corrupt/delay draws" },
     { "ecn", "send RoCEv2 packets ECN-capable (ECT(0)) and answer CE marks "
              "with congestion notifications (CNPs)" },
+    { "sq-dbrec", "let QPs keep their SQ producer index in memory and "
+                  "ring the doorbell only when the device is idle" },
     { "ce-mark", "percentage of transmitted ECN-capable RoCE frames marked "
                  "CE, as a congested switch would (uses fault-seed)" },
     { "max-host-mem", "host memory the guest's objects may make the device "

@@ -240,6 +240,14 @@ typedef struct RnicQP {
 
     bool scheduled;             /* on RnicState.work_list */
     QTAILQ_ENTRY(RnicQP) work_next;
+    /*
+     * With RNIC_QP_FLAG_SQ_DBREC: what the record's flags hold (the
+     * device writes them only when this changes) and the last pi read
+     * from it (a bad one is reported once).  Not migrated: the loaded
+     * QP runs once, which rewrites both.
+     */
+    bool sq_dbrec_ring;
+    uint16_t sq_dbrec_seen;
 
     RnicTransport *tp;
     RnicRss *rss;               /* raw QPs after SET_RSS */
@@ -288,6 +296,7 @@ struct RnicState {
         uint32_t delay_us;      /* how long a delayed frame waits */
         uint32_t fault_seed;
         bool ecn;               /* RoCEv2 packets go out ECN-capable */
+        bool sq_dbrec;          /* QPs may have SQ doorbell records */
         uint32_t ce_mark;       /* of those, percentage marked CE */
         uint64_t max_host_mem;  /* bytes of host memory for guest objects */
     } prop;
@@ -401,6 +410,9 @@ extern const MemoryRegionOps rnic_db_ops;
 void rnic_schedule(RnicState *s);
 void rnic_bh(void *opaque);
 void rnic_qp_schedule(RnicState *s, RnicQP *qp);
+void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp);
+void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp);
+void rnic_sq_dbrec_idle(RnicState *s, RnicQP *qp, bool requeued);
 /* Writes one CQE (fields in host order, owner set here); false if full. */
 bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *cqe);
 int rnic_cq_move(RnicState *s, RnicCQ *cq, const RnicRing *ring,
@@ -563,6 +575,8 @@ void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
  * the bottom half's budget.
  */
 void rnic_tp_qp_flush(RnicState *s, RnicQP *qp);
+/* Whether the QP is queued, or a timer of its transport will queue it. */
+bool rnic_tp_will_run(RnicQP *qp);
 /*
  * Requester and RQ work for one QP; decrements *budget per WQE/packet.
  * The core puts the QP back on the work list when *budget reached 0;

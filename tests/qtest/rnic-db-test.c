@@ -646,6 +646,172 @@ static void test_cqe_timestamp(void *obj, void *data,
     rt_assert_cq_empty(&e, &e.cq);
 }
 
+/* ---- SQ doorbell records ---- */
+
+/* The env's RC QP, in RTS, with an SQ doorbell record. */
+static void dbrec_qp(Env *e)
+{
+    g_assert_cmpuint(qrnic_create_qp_flags(e->r, &e->qp, RNIC_QPT_RC, e->pdn,
+                                           e->cq.cqn, e->cq.cqn, 4, 5,
+                                           RNIC_QP_FLAG_SQ_DBREC),
+                     ==, RNIC_CMD_OK);
+    rt_qp_up(e, &e->qp, RNIC_QPS_RTS);
+}
+
+static void dbrec_post(Env *e, uint64_t wr_id)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+
+    rt_sge_of(&sge, &e->mr, 0, 16);
+    rt_send_wqe(&w, wr_id, RNIC_WR_SEND, 1);
+    qrnic_post_send(e->r, &e->qp, &w, &sge, 1);
+    qrnic_sq_dbrec_store(e->r, &e->qp);
+}
+
+static uint32_t dbrec_flags(Env *e)
+{
+    struct rnic_sq_dbrec rec;
+
+    qrnic_settle(e->r);
+    qrnic_sq_dbrec_read(e->r, &e->qp, &rec);
+    return rec.flags;
+}
+
+/*
+ * While SENDs wait for their ACK the device takes WQEs from the record
+ * alone; once everything is acknowledged it asks for the doorbell again
+ * and no longer looks at the record by itself.
+ */
+static void test_sq_dbrec(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_device_attr da;
+    struct rnic_sq_dbrec rec;
+    struct rnic_cqe cqe;
+    Env e;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_query_device(e.r, &da), ==, RNIC_CMD_OK);
+    g_assert_cmphex(le32_to_cpu(da.cap_flags) & RNIC_DEV_CAP_SQ_DBREC, ==,
+                    RNIC_DEV_CAP_SQ_DBREC);
+    dbrec_qp(&e);
+    qrnic_sq_dbrec_read(e.r, &e.qp, &rec);
+    g_assert_cmpuint(rec.pi, ==, 0);
+    g_assert_cmphex(rec.flags, ==, RNIC_SQ_DBREC_RING);
+
+    /* An idle device needs the doorbell; then it is busy. */
+    dbrec_post(&e, 1);
+    rt_assert_no_frame(&e, 100);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    g_assert_cmphex(dbrec_flags(&e), ==, 0);
+
+    /* Busy: a WQE in the record alone goes out after the next ACK. */
+    dbrec_post(&e, 2);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+    g_assert_cmphex(dbrec_flags(&e), ==, 0);
+
+    /* All acknowledged: RING again, and the record alone sends nothing. */
+    rt_send_ack(&e, QP_SQ_PSN + 1, 2);
+    g_assert_cmphex(dbrec_flags(&e), ==, RNIC_SQ_DBREC_RING);
+    dbrec_post(&e, 3);
+    qtest_clock_step(qrnic_qts(e.r), 100 * 1000 * 1000);
+    rt_assert_no_frame(&e, 100);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 2);
+    rt_send_ack(&e, QP_SQ_PSN + 2, 3);
+    for (int i = 1; i <= 3; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
+    }
+    g_assert_cmphex(dbrec_flags(&e), ==, RNIC_SQ_DBREC_RING);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_GUEST_ERR), ==, 0);
+}
+
+/*
+ * A producer index in the record that a doorbell would refuse is
+ * refused the same way, once, and sends nothing; a good one later works.
+ */
+static void test_sq_dbrec_bad(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint64_t before;
+    uint32_t good;
+    Env e;
+    Roce f;
+
+    rt_env_basic(&e, obj, data);
+    dbrec_qp(&e);
+    dbrec_post(&e, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(dbrec_flags(&e), ==, 0);
+
+    /* 100 WQEs past the consumer: the SQ holds 16. */
+    before = qrnic_counter(e.r, RNIC_CNT_GUEST_ERR);
+    good = e.qp.sq_pi;
+    e.qp.sq_pi = 100;
+    qrnic_sq_dbrec_store(e.r, &e.qp);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    g_assert_cmphex(dbrec_flags(&e), ==, RNIC_SQ_DBREC_RING);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_GUEST_ERR), ==, before + 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, 1);
+
+    /* Behind what a doorbell already gave: refused too. */
+    e.qp.sq_pi = good;
+    dbrec_post(&e, 2);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+    e.qp.sq_pi = good;
+    qrnic_sq_dbrec_store(e.r, &e.qp);
+    rt_send_ack(&e, QP_SQ_PSN + 1, 2);
+    g_assert_cmphex(dbrec_flags(&e), ==, RNIC_SQ_DBREC_RING);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_GUEST_ERR), ==, before + 2);
+    rt_assert_no_frame(&e, 100);
+}
+
+/* RESET rewrites the record: the ring and its producer start over. */
+static void test_sq_dbrec_reset(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_sq_dbrec rec = {
+        .pi = cpu_to_le32(7),
+        .flags = 0,
+    };
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    dbrec_qp(&e);
+    qtest_memwrite(qrnic_qts(e.r), e.qp.sq_dbrec, &rec, sizeof(rec));
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_RESET,
+                                  RNIC_QP_ATTR_STATE), ==, RNIC_CMD_OK);
+    qrnic_sq_dbrec_read(e.r, &e.qp, &rec);
+    g_assert_cmpuint(rec.pi, ==, 0);
+    g_assert_cmphex(rec.flags, ==, RNIC_SQ_DBREC_RING);
+}
+
+/* With sq-dbrec=off the capability is gone and the flag is refused. */
+static void test_sq_dbrec_off(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_device_attr da;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_query_device(e.r, &da), ==, RNIC_CMD_OK);
+    g_assert_cmphex(le32_to_cpu(da.cap_flags) & RNIC_DEV_CAP_SQ_DBREC, ==, 0);
+    g_assert_cmpuint(qrnic_create_qp_flags(e.r, &e.qp, RNIC_QPT_RC, e.pdn,
+                                           e.cq.cqn, e.cq.cqn, 4, 5,
+                                           RNIC_QP_FLAG_SQ_DBREC),
+                     ==, RNIC_CMD_ERR_NOT_SUPP);
+}
+
 /* ---- registration ---- */
 
 static void register_rnic_db_test(void)
@@ -663,6 +829,10 @@ static void register_rnic_db_test(void)
     rt_add("srq-resize", test_srq_resize);
     rt_add("db-clock", test_db_clock);
     rt_add("cqe-timestamp", test_cqe_timestamp);
+    rt_add("sq-dbrec", test_sq_dbrec);
+    rt_add("sq-dbrec-bad", test_sq_dbrec_bad);
+    rt_add("sq-dbrec-reset", test_sq_dbrec_reset);
+    rt_add_opts("sq-dbrec-off", test_sq_dbrec_off, ",sq-dbrec=off");
 }
 
 libqos_init(register_rnic_db_test);

@@ -344,8 +344,18 @@ uint8_t qrnic_create_qp(QRnic *r, QRnicQp *qp, uint8_t type,
                         uint32_t pdn, uint32_t send_cqn, uint32_t recv_cqn,
                         unsigned sq_log_size, unsigned rq_log_size)
 {
+    return qrnic_create_qp_flags(r, qp, type, pdn, send_cqn, recv_cqn,
+                                 sq_log_size, rq_log_size, 0);
+}
+
+uint8_t qrnic_create_qp_flags(QRnic *r, QRnicQp *qp, uint8_t type,
+                              uint32_t pdn, uint32_t send_cqn,
+                              uint32_t recv_cqn, unsigned sq_log_size,
+                              unsigned rq_log_size, uint32_t flags)
+{
     uint32_t sq_pages = qrnic_pages((uint64_t)RNIC_SQ_WQE_SIZE << sq_log_size);
     uint32_t rq_pages = qrnic_pages((uint64_t)RNIC_RQ_WQE_SIZE << rq_log_size);
+    bool dbrec = flags & RNIC_QP_FLAG_SQ_DBREC;
     struct rnic_cmd cmd;
     uint32_t out[6];
     uint8_t st;
@@ -354,7 +364,12 @@ uint8_t qrnic_create_qp(QRnic *r, QRnicQp *qp, uint8_t type,
     qp->type = type;
     qp->sq_log_size = sq_log_size;
     qp->rq_log_size = rq_log_size;
+    sq_pages += dbrec;
     qp->sq_buf = qrnic_alloc(r, sq_pages * QRNIC_PAGE);
+    if (dbrec) {
+        qp->sq_dbrec = qp->sq_buf;
+        qp->sq_buf += QRNIC_PAGE;
+    }
     qp->rq_buf = qrnic_alloc(r, rq_pages * QRNIC_PAGE);
 
     qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_QP);
@@ -367,7 +382,9 @@ uint8_t qrnic_create_qp(QRnic *r, QRnicQp *qp, uint8_t type,
     cmd.u.create_qp.pdn = cpu_to_le32(pdn);
     cmd.u.create_qp.send_cqn = cpu_to_le32(send_cqn);
     cmd.u.create_qp.recv_cqn = cpu_to_le32(recv_cqn);
-    qrnic_pbl(&cmd.u.create_qp.sq, qp->sq_buf, sq_pages);
+    cmd.u.create_qp.flags = cpu_to_le32(flags);
+    qrnic_pbl(&cmd.u.create_qp.sq, dbrec ? qp->sq_dbrec : qp->sq_buf,
+              sq_pages);
     qrnic_pbl(&cmd.u.create_qp.rq, qp->rq_buf, rq_pages);
     st = qrnic_cmd(r, &cmd, out);
     qp->qpn = out[RNIC_OUT_HANDLE];
@@ -456,6 +473,24 @@ void qrnic_ring_sq(QRnic *r, QRnicQp *qp)
 {
     qrnic_doorbell(r, RNIC_DB_PAGE_KERNEL, RNIC_DB_SQ,
                    qp->qpn | (uint64_t)qp->sq_pi << 32);
+}
+
+void qrnic_sq_dbrec_store(QRnic *r, QRnicQp *qp)
+{
+    uint32_t pi = cpu_to_le32(qp->sq_pi);
+
+    g_assert_cmphex(qp->sq_dbrec, !=, 0);
+    qtest_memwrite(qrnic_qts(r),
+                   qp->sq_dbrec + offsetof(struct rnic_sq_dbrec, pi),
+                   &pi, sizeof(pi));
+}
+
+void qrnic_sq_dbrec_read(QRnic *r, QRnicQp *qp, struct rnic_sq_dbrec *rec)
+{
+    g_assert_cmphex(qp->sq_dbrec, !=, 0);
+    qtest_memread(qrnic_qts(r), qp->sq_dbrec, rec, sizeof(*rec));
+    rec->pi = le32_to_cpu(rec->pi);
+    rec->flags = le32_to_cpu(rec->flags);
 }
 
 void qrnic_ring_rq(QRnic *r, QRnicQp *qp)

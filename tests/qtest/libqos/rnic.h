@@ -63,8 +63,9 @@ typedef struct QRnicQp {
     uint8_t type;
     unsigned sq_log_size;
     unsigned rq_log_size;
-    uint64_t sq_buf;
+    uint64_t sq_buf;            /* the WQEs */
     uint64_t rq_buf;
+    uint64_t sq_dbrec;          /* struct rnic_sq_dbrec, 0: none */
     uint32_t sq_pi;
     uint32_t rq_pi;
 } QRnicQp;
@@ -144,6 +145,11 @@ uint8_t qrnic_resize_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
 uint8_t qrnic_create_qp(QRnic *r, QRnicQp *qp, uint8_t type,
                         uint32_t pdn, uint32_t send_cqn, uint32_t recv_cqn,
                         unsigned sq_log_size, unsigned rq_log_size);
+/* The same with RNIC_QP_FLAG_* @flags (SQ_DBREC adds the record page). */
+uint8_t qrnic_create_qp_flags(QRnic *r, QRnicQp *qp, uint8_t type,
+                              uint32_t pdn, uint32_t send_cqn,
+                              uint32_t recv_cqn, unsigned sq_log_size,
+                              unsigned rq_log_size, uint32_t flags);
 uint8_t qrnic_modify_qp(QRnic *r, uint32_t qpn, uint32_t mask,
                         const struct rnic_qp_attr *attr);
 uint8_t qrnic_query_qp(QRnic *r, uint32_t qpn, struct rnic_qp_attr *attr);
@@ -157,6 +163,9 @@ void qrnic_post_send(QRnic *r, QRnicQp *qp, const struct rnic_send_wqe *wqe,
 void qrnic_post_recv(QRnic *r, QRnicQp *qp, uint64_t wr_id,
                      const struct rnic_sge *sge, unsigned nsge);
 void qrnic_ring_sq(QRnic *r, QRnicQp *qp);
+/* The SQ doorbell record: store sq_pi there; read what it holds. */
+void qrnic_sq_dbrec_store(QRnic *r, QRnicQp *qp);
+void qrnic_sq_dbrec_read(QRnic *r, QRnicQp *qp, struct rnic_sq_dbrec *rec);
 void qrnic_ring_rq(QRnic *r, QRnicQp *qp);
 
 /* Next CQE, if the device has written one (consumes it). */
