@@ -13,6 +13,7 @@
 #include "rnic.h"
 
 #define RNIC_RING_PAGE		4096
+#define RNIC_SQ_DBREC_PAGES	(RNIC_SQ_DBREC_PAGE_SIZE / RNIC_RING_PAGE)
 #define RNIC_UD_SGE_OFF		128
 #define RNIC_UD_MAX_INLINE	(RNIC_SQ_WQE_SIZE - RNIC_UD_SGE_OFF)
 /* MODIFY_QP mask bits this device understands (same values as IB_QP_*). */
@@ -41,12 +42,11 @@ void rnic_wq_free(struct rnic_dev *dev, struct rnic_wq *wq)
 	wq->umem = NULL;
 }
 
-/* Pin a user ring of 1 << log_size entries of @stride bytes. */
-int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
-		 u32 size, u32 stride, struct rnic_pbl *pbl,
-		 struct rnic_pbl_buf *pbuf)
+/* Pin the first @npages ring pages of a user buffer for the device. */
+static int rnic_wq_pin(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
+		       u32 size, u32 npages, struct rnic_pbl *pbl,
+		       struct rnic_pbl_buf *pbuf)
 {
-	u32 npages = rnic_ring_pages(stride, wq->log_size);
 	int err;
 
 	if (!PAGE_ALIGNED(addr) || size < (u64)npages * RNIC_RING_PAGE)
@@ -64,6 +64,15 @@ int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
 		wq->umem = NULL;
 	}
 	return err;
+}
+
+/* Pin a user ring of 1 << log_size entries of @stride bytes. */
+int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
+		 u32 size, u32 stride, struct rnic_pbl *pbl,
+		 struct rnic_pbl_buf *pbuf)
+{
+	return rnic_wq_pin(dev, wq, addr, size,
+			   rnic_ring_pages(stride, wq->log_size), pbl, pbuf);
 }
 
 int rnic_wq_kernel(struct rnic_dev *dev, struct rnic_wq *wq, u32 stride,
@@ -154,6 +163,38 @@ int rnic_qp_publish(struct rnic_dev *dev, struct rnic_qp *qp,
 	return xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
 }
 
+/*
+ * Pins the rings a provider allocated for a user QP.  An SQ with a
+ * doorbell record starts with the record's page, which the device skips
+ * for WQEs.  The caller frees the page lists once the command is done and
+ * owns the rings.
+ */
+static int rnic_qp_user_rings(struct rnic_dev *dev, struct rnic_qp *qp,
+			      const struct rnic_ucreate_qp *ucmd,
+			      struct rnic_cmd_create_qp *cmd,
+			      struct rnic_pbl_buf *sq_pbuf,
+			      struct rnic_pbl_buf *rq_pbuf)
+{
+	u32 sq_pages = rnic_ring_pages(RNIC_SQ_WQE_SIZE, qp->sq.log_size);
+	int err;
+
+	if (ucmd->flags & ~RNIC_UCREATE_QP_SQ_DBREC)
+		return -EINVAL;
+	qp->sq_dbrec = ucmd->flags & RNIC_UCREATE_QP_SQ_DBREC;
+	if (qp->sq_dbrec) {
+		/* alloc_ucontext offers the record only on such devices. */
+		if (!(le32_to_cpu(dev->hw.cap_flags) & RNIC_DEV_CAP_SQ_DBREC))
+			return -EOPNOTSUPP;
+		sq_pages += RNIC_SQ_DBREC_PAGES;
+	}
+	err = rnic_wq_pin(dev, &qp->sq, ucmd->sq_addr, ucmd->sq_size,
+			  sq_pages, &cmd->sq, sq_pbuf);
+	if (err || qp->has_srq)
+		return err;
+	return rnic_wq_user(dev, &qp->rq, ucmd->rq_addr, ucmd->rq_size,
+			    RNIC_RQ_WQE_SIZE, &cmd->rq, rq_pbuf);
+}
+
 int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
@@ -239,17 +280,10 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    (1u << qp->sq.log_size) < cap->max_send_wr ||
 		    (!qp->has_srq && (1u << qp->rq.log_size) < cap->max_recv_wr))
 			return -EINVAL;
-		err = rnic_wq_user(dev, &qp->sq, ucmd.sq_addr, ucmd.sq_size,
-				   RNIC_SQ_WQE_SIZE, &cmd.sq, &sq_pbuf);
+		err = rnic_qp_user_rings(dev, qp, &ucmd, &cmd, &sq_pbuf,
+					 &rq_pbuf);
 		if (err)
-			return err;
-		if (!qp->has_srq) {
-			err = rnic_wq_user(dev, &qp->rq, ucmd.rq_addr,
-					   ucmd.rq_size, RNIC_RQ_WQE_SIZE,
-					   &cmd.rq, &rq_pbuf);
-			if (err)
-				goto err_rings;
-		}
+			goto err_rings;
 	} else {
 		qp->sq.log_size = order_base_2(max_t(u32, cap->max_send_wr, 1));
 		qp->rq.log_size = qp->has_srq ? 0 :
@@ -272,7 +306,8 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	cmd.max_recv_sge = qp->has_srq ? 0 : qp->rq.max_sge;
 	cmd.max_inline = cpu_to_le16(qp->max_inline);
 	cmd.flags = cpu_to_le32((qp->sig_all ? RNIC_QP_FLAG_SIG_ALL : 0) |
-				(qp->has_srq ? RNIC_QP_FLAG_HAS_SRQ : 0));
+				(qp->has_srq ? RNIC_QP_FLAG_HAS_SRQ : 0) |
+				(qp->sq_dbrec ? RNIC_QP_FLAG_SQ_DBREC : 0));
 	cmd.pdn = cpu_to_le32(pd->pdn);
 	cmd.send_cqn = cpu_to_le32(to_rcq(init->send_cq)->cqn);
 	cmd.recv_cqn = cpu_to_le32(to_rcq(init->recv_cq)->cqn);

@@ -209,7 +209,9 @@ int rnic_create_rss_qp(struct rnic_qp *qp, struct ib_qp_init_attr *init,
 	if (ucmd.rx_hash_function != RNIC_RSS_HASH_TOEPLITZ ||
 	    ucmd.rx_hash_fields_mask & ~(u64)RNIC_RSS_FIELDS)
 		return -EOPNOTSUPP;
-	if (ucmd.rx_key_len != RNIC_RSS_KEY_LEN || ucmd.sq_addr || ucmd.rq_addr)
+	/* It has no SQ the provider could lead with a doorbell record. */
+	if (ucmd.rx_key_len != RNIC_RSS_KEY_LEN || ucmd.sq_addr ||
+	    ucmd.rq_addr || ucmd.flags)
 		return -EINVAL;
 
 	qp->uctx = rnic_udata_uctx(udata);

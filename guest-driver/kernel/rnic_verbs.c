@@ -465,6 +465,8 @@ static int rnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	resp.max_inline = min_t(u32, le32_to_cpu(dev->hw.max_inline),
 				RNIC_MAX_INLINE);
 	resp.max_sge = min_t(u32, le32_to_cpu(dev->hw.max_sge), RNIC_SQ_MAX_SGE);
+	if (le32_to_cpu(dev->hw.cap_flags) & RNIC_DEV_CAP_SQ_DBREC)
+		resp.caps |= RNIC_UCTX_CAP_SQ_DBREC;
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (err)
 		goto err_remove;
