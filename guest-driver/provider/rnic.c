@@ -101,9 +101,10 @@ static inline struct rnic_ring_mem rnic_wq_mem(struct rnic_wq *wq)
 				       .owner = wq->buf_owner, .type = wq->type };
 }
 
+/* @lead bytes of the ring's memory go before its first WQE. */
 int rnic_wq_init(struct rnic_wq *wq, struct ibv_pd *pd,
 		 enum rnic_res_type type, unsigned int log_size,
-		 unsigned int wqe_size, uint32_t max_sge)
+		 unsigned int wqe_size, uint32_t max_sge, size_t lead)
 {
 	uint32_t entries = 1u << log_size;
 	struct rnic_ring_mem mem = { .type = type };
@@ -115,6 +116,7 @@ int rnic_wq_init(struct rnic_wq *wq, struct ibv_pd *pd,
 	wq->wqe_size = wqe_size;
 	wq->max_sge = max_sge;
 	wq->type = type;
+	wq->lead = lead;
 	wq->wr_id = calloc(entries, sizeof(*wq->wr_id));
 	if (!wq->wr_id)
 		return ENOMEM;
@@ -123,7 +125,7 @@ int rnic_wq_init(struct rnic_wq *wq, struct ibv_pd *pd,
 		if (!wq->busy)
 			goto err;
 	}
-	mem.size = (size_t)entries * wqe_size;
+	mem.size = lead + (size_t)entries * wqe_size;
 	ret = rnic_alloc_ring(pd, &mem);
 	if (ret)
 		goto err;
@@ -175,7 +177,7 @@ int rnic_build_recv_wqe(struct rnic_wq *wq, struct ibv_recv_wr *wr)
 	    wr->num_sge > RNIC_RQ_MAX_SGE)
 		return EINVAL;
 
-	wqe = (void *)((uint8_t *)wq->buf + (size_t)slot * wq->wqe_size);
+	wqe = rnic_wq_slot(wq, slot);
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = htole64(wr->wr_id);
 	wqe->num_sge = wr->num_sge;
@@ -316,6 +318,7 @@ static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 				RNIC_MAX_INLINE);
 	ctx->max_sge = min_t(uint32_t, resp.drv.max_sge,
 			     RNIC_SQ_MAX_SGE);
+	ctx->caps = resp.drv.caps;
 
 	verbs_set_ops(&ctx->ibv_ctx, &rnic_ctx_ops);
 

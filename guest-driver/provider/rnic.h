@@ -131,6 +131,7 @@ struct rnic_context {
 	uint32_t max_srq_wr;
 	uint32_t max_srq_sge;
 	bool has_clock;			/* RNIC_DB_CLOCK and CQE timestamps */
+	uint32_t caps;			/* RNIC_UCTX_CAP_* */
 
 	pthread_mutex_t qp_table_mutex;
 	struct rnic_qp **qp_table[RNIC_QP_TABLE_SIZE];
@@ -199,6 +200,7 @@ struct rnic_wq {
 	void *buf;
 	size_t buf_size;
 	struct rnic_pd *buf_owner;	/* see struct rnic_ring_mem */
+	size_t lead;			/* bytes of buf before the first WQE */
 	struct ibv_pd *pd;		/* held while the WQ lives */
 	enum rnic_res_type type;
 	unsigned int log_size;
@@ -210,6 +212,11 @@ struct rnic_wq {
 	uint8_t *busy;			/* SRQ only: slot posted, not completed */
 };
 
+static inline void *rnic_wq_slot(struct rnic_wq *wq, uint32_t slot)
+{
+	return (uint8_t *)wq->buf + wq->lead + (size_t)slot * wq->wqe_size;
+}
+
 struct rnic_srq {
 	struct verbs_srq vsrq;
 	struct rnic_wq wq;
@@ -219,6 +226,7 @@ struct rnic_srq {
 struct rnic_qp {
 	struct verbs_qp vqp;
 	struct rnic_wq sq;
+	struct rnic_sq_dbrec *sq_dbrec;	/* NULL: every post rings */
 	struct rnic_wq rq;		/* unused with an SRQ */
 	struct rnic_srq *srq;
 	struct rnic_cq *send_cq;
@@ -359,6 +367,9 @@ struct rnic_qp *rnic_find_qp(struct rnic_context *ctx, uint32_t qpn);
 int rnic_store_qp(struct rnic_context *ctx, struct rnic_qp *qp);
 void rnic_clear_qp(struct rnic_context *ctx, struct rnic_qp *qp);
 void rnic_qp_set_state(struct rnic_qp *qp, enum ibv_qp_state state);
+int rnic_qp_init_sq(struct rnic_context *ctx, struct rnic_qp *qp,
+		    struct ibv_pd *pd, unsigned int log_size, uint32_t max_sge);
+void rnic_ring_sq(struct rnic_qp *qp);
 
 /* rnic_rss.c: receive work queues, indirection tables, RSS QPs */
 /* The hash fields the device takes; the same bits as RNIC_RSS_*. */
@@ -416,7 +427,7 @@ int rnic_alloc_ring(struct ibv_pd *pd, struct rnic_ring_mem *mem);
 void rnic_free_ring(struct rnic_ring_mem *mem);
 int rnic_wq_init(struct rnic_wq *wq, struct ibv_pd *pd,
 		 enum rnic_res_type type, unsigned int log_size,
-		 unsigned int wqe_size, uint32_t max_sge);
+		 unsigned int wqe_size, uint32_t max_sge, size_t lead);
 void rnic_wq_destroy(struct rnic_wq *wq);
 int rnic_build_recv_wqe(struct rnic_wq *wq, struct ibv_recv_wr *wr);
 void rnic_ring_db(struct rnic_context *ctx, unsigned int offset, uint32_t qn,

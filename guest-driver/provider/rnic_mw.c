@@ -87,7 +87,6 @@ int rnic_wqe_set_bind(struct rnic_qp *qp, struct rnic_send_wqe *wqe,
 int rnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind)
 {
-	struct rnic_context *ctx = to_rctx(ibqp->context);
 	struct rnic_qp *qp = to_rqp(ibqp);
 	uint32_t rkey = ibv_inc_rkey(mw->rkey);
 	struct rnic_send_wqe *wqe;
@@ -109,7 +108,7 @@ int rnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		qp->sq.head--;
 		goto out;
 	}
-	rnic_ring_db(ctx, RNIC_DB_SQ, qp->qpn, qp->sq.head);
+	rnic_ring_sq(qp);
 	mw->rkey = rkey;
 out:
 	pthread_spin_unlock(&qp->sq.lock);

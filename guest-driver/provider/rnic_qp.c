@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <util/udma_barrier.h>
 #include <util/util.h>
 
 #include "rnic.h"
@@ -111,6 +112,28 @@ static uint64_t rnic_send_ops_supported(enum ibv_qp_type type)
 	}
 }
 
+/*
+ * The SQ ring, led by a doorbell record page where the kernel takes one,
+ * so that posting rings only while the device is idle.
+ */
+int rnic_qp_init_sq(struct rnic_context *ctx, struct rnic_qp *qp,
+		    struct ibv_pd *pd, unsigned int log_size, uint32_t max_sge)
+{
+	bool dbrec = ctx->caps & RNIC_UCTX_CAP_SQ_DBREC;
+	int ret;
+
+	ret = rnic_wq_init(&qp->sq, pd, RNIC_RES_TYPE_SQ, log_size,
+			   RNIC_SQ_WQE_SIZE, max_sge,
+			   dbrec ? RNIC_SQ_DBREC_PAGE_SIZE : 0);
+	if (ret || !dbrec)
+		return ret;
+	qp->sq_dbrec = qp->sq.buf;
+	/* As the device writes it on create: ring until it says otherwise. */
+	qp->sq_dbrec->pi = htole32(0);
+	qp->sq_dbrec->flags = htole32(RNIC_SQ_DBREC_RING);
+	return 0;
+}
+
 /* Size the rings from the requested caps; EINVAL beyond device limits. */
 static int rnic_check_qp_caps(struct rnic_context *ctx,
 			      struct ibv_qp_init_attr_ex *attr,
@@ -201,15 +224,15 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 	qp->recv_cq = to_rcq(attr->recv_cq);
 	qp->srq = attr->srq ? to_rsrq(attr->srq) : NULL;
 
-	ret = rnic_wq_init(&qp->sq, attr->pd, RNIC_RES_TYPE_SQ, sq_log,
-			   RNIC_SQ_WQE_SIZE,
-			   max_t(uint32_t, attr->cap.max_send_sge, 1));
+	ret = rnic_qp_init_sq(ctx, qp, attr->pd, sq_log,
+			      max_t(uint32_t, attr->cap.max_send_sge, 1));
 	if (ret)
 		goto err_free;
 	if (!qp->srq) {
 		ret = rnic_wq_init(&qp->rq, attr->pd, RNIC_RES_TYPE_RQ,
 				   rq_log, RNIC_RQ_WQE_SIZE,
-				   max_t(uint32_t, attr->cap.max_recv_sge, 1));
+				   max_t(uint32_t, attr->cap.max_recv_sge, 1),
+				   0);
 		if (ret)
 			goto err_sq;
 	}
@@ -217,6 +240,8 @@ struct ibv_qp *rnic_create_qp_ex(struct ibv_context *ibctx,
 	cmd.drv.sq_addr = (uintptr_t)qp->sq.buf;
 	cmd.drv.sq_size = qp->sq.buf_size;
 	cmd.drv.sq_log_size = sq_log;
+	if (qp->sq_dbrec)
+		cmd.drv.flags = RNIC_UCREATE_QP_SQ_DBREC;
 	if (!qp->srq) {
 		cmd.drv.rq_addr = (uintptr_t)qp->rq.buf;
 		cmd.drv.rq_size = qp->rq.buf_size;
@@ -287,6 +312,40 @@ struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return qp;
 }
 
+/* The producer index a busy device reads instead of the doorbell. */
+static void rnic_sq_dbrec_store_pi(struct rnic_qp *qp)
+{
+	*(volatile rnic_le32 *)&qp->sq_dbrec->pi = htole32(qp->sq.head);
+}
+
+/*
+ * Hands the WQEs up to sq.head to the device; the caller holds sq.lock.
+ * The doorbell write stalls this CPU, so with a doorbell record it is
+ * made only while the device says it is idle (struct rnic_sq_dbrec).
+ */
+void rnic_ring_sq(struct rnic_qp *qp)
+{
+	struct rnic_context *ctx = to_rctx(qp->vqp.qp.context);
+	volatile rnic_le32 *flags;
+
+	if (qp->sq_dbrec) {
+		/* The WQEs before the index that hands them over. */
+		udma_to_device_barrier();
+		rnic_sq_dbrec_store_pi(qp);
+		/*
+		 * Store-load fence: pi must be visible before flags is read.
+		 * The device sets RING and then reads pi; without the fence
+		 * each side can miss the other's store, and the WQEs would
+		 * wait for the next post.
+		 */
+		atomic_thread_fence(memory_order_seq_cst);
+		flags = &qp->sq_dbrec->flags;
+		if (!(le32toh(*flags) & RNIC_SQ_DBREC_RING))
+			return;
+	}
+	rnic_ring_db(ctx, RNIC_DB_SQ, qp->qpn, qp->sq.head);
+}
+
 /*
  * The SQ takes work from RTS on.  SQD and SQE keep it, and ERR flushes
  * whatever is posted; before RTS a posted WQE would sit unseen, so it is
@@ -322,6 +381,9 @@ void rnic_qp_set_state(struct rnic_qp *qp, enum ibv_qp_state state)
 	qp->state = state;
 	if (reset) {
 		qp->sq.head = qp->sq.tail = 0;
+		/* The device wrote {0, RING}; pi follows head all the same. */
+		if (qp->sq_dbrec)
+			rnic_sq_dbrec_store_pi(qp);
 		if (!qp->srq)
 			qp->rq.head = qp->rq.tail = 0;
 	}
@@ -472,8 +534,7 @@ int rnic_sq_begin(struct rnic_qp *qp, uint8_t op, uint64_t wr_id,
 		return EINVAL;
 
 	slot = sq->head & ((1u << sq->log_size) - 1);
-	wqe = (struct rnic_send_wqe *)((uint8_t *)sq->buf +
-				       (size_t)slot * RNIC_SQ_WQE_SIZE);
+	wqe = rnic_wq_slot(sq, slot);
 	memset(wqe, 0, qp->type == IBV_QPT_UD ? 128 : 64);
 
 	if ((send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
@@ -655,7 +716,6 @@ static int rnic_build_send(struct rnic_qp *qp, struct ibv_send_wr *wr)
 int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
-	struct rnic_context *ctx = to_rctx(ibqp->context);
 	struct rnic_qp *qp = to_rqp(ibqp);
 	uint32_t start;
 	int ret = 0;
@@ -679,7 +739,7 @@ int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 	}
 	if (qp->sq.head != start)
-		rnic_ring_db(ctx, RNIC_DB_SQ, qp->qpn, qp->sq.head);
+		rnic_ring_sq(qp);
 out:
 	pthread_spin_unlock(&qp->sq.lock);
 	return ret;

@@ -75,7 +75,8 @@ struct ibv_wq *rnic_create_wq(struct ibv_context *ibctx,
 		goto err_free;
 	}
 	ret = rnic_wq_init(&qp->rq, attr->pd, RNIC_RES_TYPE_RQ, log_size,
-			   RNIC_RQ_WQE_SIZE, max_t(uint32_t, attr->max_sge, 1));
+			   RNIC_RQ_WQE_SIZE, max_t(uint32_t, attr->max_sge, 1),
+			   0);
 	if (ret)
 		goto err_lock;
 

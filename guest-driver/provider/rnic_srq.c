@@ -51,7 +51,8 @@ struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
 		return NULL;
 	}
 	ret = rnic_wq_init(&srq->wq, pd, RNIC_RES_TYPE_SRQ, log_size,
-			   RNIC_RQ_WQE_SIZE, max_t(uint32_t, attr->attr.max_sge, 1));
+			   RNIC_RQ_WQE_SIZE,
+			   max_t(uint32_t, attr->attr.max_sge, 1), 0);
 	if (ret)
 		goto err_free;
 

@@ -277,13 +277,12 @@ static void rnic_wr_start(struct ibv_qp_ex *qpx)
 static int rnic_wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct rnic_qp *qp = qpx_to_rqp(qpx);
-	struct rnic_context *ctx = to_rctx(qp->vqp.qp.context);
 	int ret = qp->wr_err;
 
 	if (ret)
 		qp->sq.head = qp->wr_start_head;
 	else if (qp->sq.head != qp->wr_start_head)
-		rnic_ring_db(ctx, RNIC_DB_SQ, qp->qpn, qp->sq.head);
+		rnic_ring_sq(qp);
 	qp->wr_cur = NULL;
 	pthread_spin_unlock(&qp->sq.lock);
 	return ret;

@@ -60,8 +60,7 @@ static void dev_cqe(uint32_t qpn, uint16_t slot, uint8_t opcode,
 
 static struct rnic_send_wqe *sq_slot(uint32_t slot)
 {
-	return (struct rnic_send_wqe *)((uint8_t *)qp->sq.buf +
-					slot * RNIC_SQ_WQE_SIZE);
+	return rnic_wq_slot(&qp->sq, slot);
 }
 
 static void setup(void)
@@ -95,9 +94,9 @@ static void setup(void)
 	qp->recv_cq = cq;
 	qp->max_inline = 64;
 	if (rnic_wq_init(&qp->sq, NULL, RNIC_RES_TYPE_SQ, 2, RNIC_SQ_WQE_SIZE,
-			 2) ||
+			 2, 0) ||
 	    rnic_wq_init(&qp->rq, NULL, RNIC_RES_TYPE_RQ, 2, RNIC_RQ_WQE_SIZE,
-			 1))
+			 1, 0))
 		abort();
 	ctx->qp_table[0] = calloc(RNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table[0]));
 	ctx->qp_table[0][QPN] = qp;
@@ -484,6 +483,149 @@ static void test_dead_cq(void)
 	qp->rq.head = qp->rq.tail = 0;
 }
 
+/* ---- SQ doorbell records ---- */
+
+#define DBREC_QPN 0x321
+
+static struct rnic_qp *dbrec_qp(struct rnic_pd *pd)
+{
+	struct rnic_qp *q = calloc(1, sizeof(*q));
+
+	q->vqp.qp.context = &ctx->ibv_ctx.context;
+	q->vqp.qp.pd = &pd->ibv_pd;
+	q->qpn = DBREC_QPN;
+	q->type = IBV_QPT_RC;
+	q->state = IBV_QPS_RTS;
+	q->max_inline = 64;
+	/* No RQ ring, but a reset takes its lock. */
+	if (pthread_spin_init(&q->rq.lock, PTHREAD_PROCESS_PRIVATE) ||
+	    rnic_qp_init_sq(ctx, q, NULL, 2, 1))
+		abort();
+	rnic_qpx_init(q, IBV_QP_EX_WITH_SEND);
+	return q;
+}
+
+static void dbrec_qp_free(struct rnic_qp *q)
+{
+	rnic_wq_destroy(&q->sq);
+	pthread_spin_destroy(&q->rq.lock);
+	free(q);
+}
+
+static uint32_t dbrec_pi(struct rnic_qp *q)
+{
+	return le32toh(q->sq_dbrec->pi);
+}
+
+/* The device's side of the record: busy (no RING) or idle. */
+static void dbrec_set_ring(struct rnic_qp *q, bool ring)
+{
+	q->sq_dbrec->flags = htole32(ring ? RNIC_SQ_DBREC_RING : 0);
+}
+
+/* Forget the last SQ doorbell, so that a new one shows; retire all. */
+static void sq_db_clear(struct rnic_qp *q)
+{
+	memset((uint8_t *)ctx->db + RNIC_DB_SQ, 0, sizeof(uint64_t));
+	q->sq.tail = q->sq.head;
+}
+
+static uint64_t sq_db_of(struct rnic_qp *q)
+{
+	return q->qpn | ((uint64_t)q->sq.head << 32);
+}
+
+/* Without the capability the SQ is what it always was. */
+static void test_sq_dbrec_absent(void)
+{
+	struct rnic_pd pd = {};
+	struct rnic_qp *q;
+
+	ctx->caps = 0;
+	q = dbrec_qp(&pd);
+	CHECK(!q->sq_dbrec && q->sq.lead == 0);
+	CHECK(q->sq.buf_size == RNIC_PAGE_SIZE);
+	CHECK(rnic_wq_slot(&q->sq, 0) == q->sq.buf);
+	dbrec_qp_free(q);
+}
+
+/*
+ * post_send, the ibv_wr_* API and bind_mw store the producer index in the
+ * record and ring only while the device has RING set; a reset starts the
+ * record over.
+ */
+static void test_sq_dbrec(void)
+{
+	struct rnic_pd pd = {};
+	struct ibv_mw mw = { .pd = &pd.ibv_pd, .type = IBV_MW_TYPE_1,
+			     .rkey = 0x500 };
+	struct ibv_mw_bind bind = {};
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_qp_ex *qpx;
+	struct rnic_qp *q;
+
+	ctx->caps = RNIC_UCTX_CAP_SQ_DBREC;
+	q = dbrec_qp(&pd);
+	qpx = &q->vqp.qp_ex;
+	/* One record page, then the 4 WQEs; idle and empty to begin with. */
+	CHECK(q->sq_dbrec == q->sq.buf);
+	CHECK(q->sq.lead == RNIC_SQ_DBREC_PAGE_SIZE);
+	CHECK(q->sq.buf_size == RNIC_SQ_DBREC_PAGE_SIZE + RNIC_PAGE_SIZE);
+	CHECK((uint8_t *)rnic_wq_slot(&q->sq, 0) ==
+	      (uint8_t *)q->sq.buf + RNIC_SQ_DBREC_PAGE_SIZE);
+	CHECK(dbrec_pi(q) == 0 &&
+	      le32toh(q->sq_dbrec->flags) == RNIC_SQ_DBREC_RING);
+
+	/* Idle device: the doorbell, and pi for when it turns busy. */
+	wr.opcode = IBV_WR_SEND;
+	wr.wr_id = 500;
+	sq_db_clear(q);
+	CHECK(rnic_post_send(&q->vqp.qp, &wr, &bad) == 0);
+	CHECK(db_read(RNIC_DB_SQ) == sq_db_of(q));
+	CHECK(dbrec_pi(q) == 1);
+	CHECK(((struct rnic_send_wqe *)rnic_wq_slot(&q->sq, 0))->opcode ==
+	      RNIC_WR_SEND);
+
+	/* Busy device: pi only, whichever path posts. */
+	dbrec_set_ring(q, false);
+	sq_db_clear(q);
+	CHECK(rnic_post_send(&q->vqp.qp, &wr, &bad) == 0);
+	CHECK(dbrec_pi(q) == 2);
+	qpx->wr_start(qpx);
+	qpx->wr_send(qpx);
+	qpx->wr_set_sge(qpx, 0x1100, 0x5000, 32);
+	CHECK(qpx->wr_complete(qpx) == 0);
+	CHECK(dbrec_pi(q) == 3);
+	CHECK(rnic_bind_mw(&q->vqp.qp, &mw, &bind) == 0);
+	CHECK(dbrec_pi(q) == 4);
+	CHECK(db_read(RNIC_DB_SQ) == 0);
+
+	/* Idle again: each path rings. */
+	dbrec_set_ring(q, true);
+	sq_db_clear(q);
+	qpx->wr_start(qpx);
+	qpx->wr_send(qpx);
+	qpx->wr_set_sge(qpx, 0x1100, 0x5000, 32);
+	CHECK(qpx->wr_complete(qpx) == 0);
+	CHECK(db_read(RNIC_DB_SQ) == sq_db_of(q) && dbrec_pi(q) == 5);
+	sq_db_clear(q);
+	CHECK(rnic_bind_mw(&q->vqp.qp, &mw, &bind) == 0);
+	CHECK(db_read(RNIC_DB_SQ) == sq_db_of(q) && dbrec_pi(q) == 6);
+
+	/* Nothing posted: neither pi nor the doorbell moves. */
+	sq_db_clear(q);
+	wr.num_sge = 3;
+	CHECK(rnic_post_send(&q->vqp.qp, &wr, &bad) == EINVAL);
+	CHECK(dbrec_pi(q) == 6 && db_read(RNIC_DB_SQ) == 0);
+
+	/* RESET: the device rewrites the record; pi follows head to 0. */
+	rnic_qp_set_state(q, IBV_QPS_RESET);
+	CHECK(q->sq.head == 0 && dbrec_pi(q) == 0);
+
+	dbrec_qp_free(q);
+	ctx->caps = 0;
+}
+
 /* ---- parent domains: where ring memory comes from ---- */
 
 static struct {
@@ -559,7 +701,7 @@ static void test_parent_domain(void)
 
 	/* The allocator gives the SQ ring, page aligned, zeroed. */
 	CHECK(rnic_wq_init(&wq, parent, RNIC_RES_TYPE_SQ, 3,
-			   RNIC_SQ_WQE_SIZE, 1) == 0);
+			   RNIC_SQ_WQE_SIZE, 1, 0) == 0);
 	CHECK(pa.allocs == 1 && pa.type == RNIC_RES_TYPE_SQ);
 	CHECK(pa.size == wq.buf_size && pa.size % 4096 == 0 &&
 	      pa.size >= 8 * RNIC_SQ_WQE_SIZE && pa.alignment == 4096);
@@ -575,13 +717,13 @@ static void test_parent_domain(void)
 	/* "Use the default" is our own memory; NULL is out of memory. */
 	pa.ret = IBV_ALLOCATOR_USE_DEFAULT;
 	CHECK(rnic_wq_init(&wq, parent, RNIC_RES_TYPE_RQ, 2,
-			   RNIC_RQ_WQE_SIZE, 1) == 0);
+			   RNIC_RQ_WQE_SIZE, 1, 0) == 0);
 	CHECK(pa.allocs == 2 && !wq.buf_owner);
 	rnic_wq_destroy(&wq);
 	CHECK(pa.frees == 1);
 	pa.ret = odd + 1;		/* not page aligned: given back */
 	CHECK(rnic_wq_init(&wq, parent, RNIC_RES_TYPE_RQ, 2,
-			   RNIC_RQ_WQE_SIZE, 1) == EINVAL);
+			   RNIC_RQ_WQE_SIZE, 1, 0) == EINVAL);
 	CHECK(pa.frees == 2);
 	pa.ret = NULL;
 	pa.last = NULL;
@@ -603,6 +745,8 @@ int main(void)
 	test_cq_clean();
 	test_clock();
 	test_dead_cq();
+	test_sq_dbrec_absent();
+	test_sq_dbrec();
 	test_parent_domain();
 	if (failures) {
 		fprintf(stderr, "datapath-test: %d failure(s)\n", failures);
