@@ -452,10 +452,13 @@ void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp)
 }
 
 /*
- * After it ran: when nothing will run the QP again by itself (it is not
- * queued, no timer is set), posting must ring.  The record is read once
- * more after RING is visible: a WQE stored before the producer could see
- * RING would otherwise wait for a doorbell that never comes.
+ * After it ran: posting needs no doorbell while the QP is queued, or
+ * while packets wait for their ACK (whose arrival runs the QP, and whose
+ * timer does if it never comes).  A WQE posted then may wait for that
+ * ACK, at most a round trip, where a doorbell would have stopped the
+ * poster until the bottom half let go of the lock.  The record is read
+ * once more after RING is visible: a WQE stored before the producer
+ * could see RING would otherwise wait for a doorbell that never comes.
  */
 void rnic_sq_dbrec_idle(RnicState *s, RnicQP *qp, bool requeued)
 {
