@@ -30,8 +30,10 @@ struct rnic_ualloc_ucontext_resp {
 	__u32 caps;			/* RNIC_UCTX_CAP_* */
 };
 
-/* The driver takes RNIC_UCREATE_QP_SQ_DBREC. */
-#define RNIC_UCTX_CAP_SQ_DBREC	(1u << 0)
+enum rnic_uctx_caps {
+	/* The driver takes RNIC_UCREATE_QP_SQ_DBREC. */
+	RNIC_UCTX_CAP_SQ_DBREC = 1 << 0,
+};
 
 struct rnic_ucreate_cq {
 	__aligned_u64 buf_addr;		/* dbrec page + CQE pages, page aligned */
@@ -65,11 +67,13 @@ struct rnic_ucreate_qp {
 	__u8 rx_hash_key[40];
 };
 
-/*
- * sq_addr starts with the SQ doorbell record page (the device's struct
- * rnic_sq_dbrec); the WQEs follow it.
- */
-#define RNIC_UCREATE_QP_SQ_DBREC	(1u << 0)
+enum rnic_ucreate_qp_flags {
+	/*
+	 * sq_addr starts with the SQ doorbell record page (the device's
+	 * struct rnic_sq_dbrec); the WQEs follow it.
+	 */
+	RNIC_UCREATE_QP_SQ_DBREC = 1 << 0,
+};
 
 struct rnic_ucreate_qp_resp {
 	__u32 qpn;
