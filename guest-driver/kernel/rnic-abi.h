@@ -173,6 +173,8 @@ enum rnic_counter {
     RNIC_CNT_ECN_CE_RCVD,       /* requests that arrived marked CE */
     RNIC_CNT_CNP_SENT,          /* congestion notifications sent */
     RNIC_CNT_CNP_RCVD,          /* congestion notifications received */
+    RNIC_CNT_SQ_DOORBELLS,      /* SQ doorbell writes taken */
+    RNIC_CNT_SQ_DBREC_WQES,     /* WQEs learnt from SQ doorbell records */
     RNIC_CNT_MAX
 };
 

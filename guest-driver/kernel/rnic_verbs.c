@@ -1178,6 +1178,8 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_ECN_CE_RCVD].name = "ecn_ce_rcvd",
 	[RNIC_CNT_CNP_SENT].name = "cnp_sent",
 	[RNIC_CNT_CNP_RCVD].name = "cnp_rcvd",
+	[RNIC_CNT_SQ_DOORBELLS].name = "sq_doorbells",
+	[RNIC_CNT_SQ_DBREC_WQES].name = "sq_dbrec_wqes",
 };
 
 static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);

@@ -54,6 +54,8 @@ static const char *const rnic_cnt_names[RNIC_CNT_MAX] = {
     [RNIC_CNT_ECN_CE_RCVD] = "ecn_ce_rcvd",
     [RNIC_CNT_CNP_SENT] = "cnp_sent",
     [RNIC_CNT_CNP_RCVD] = "cnp_rcvd",
+    [RNIC_CNT_SQ_DOORBELLS] = "sq_doorbells",
+    [RNIC_CNT_SQ_DBREC_WQES] = "sq_dbrec_wqes",
 };
 
 /* The tables exist from realize on. */

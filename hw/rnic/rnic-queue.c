@@ -423,8 +423,11 @@ static bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp)
         return false;
     }
     qp->sq_dbrec_seen = le32_to_cpu(pi);
-    return rnic_wq_doorbell(s, "SQ dbrec", qp->qpn, &qp->sq,
-                            le32_to_cpu(pi)) && qp->sq.pi != old;
+    if (!rnic_wq_doorbell(s, "SQ dbrec", qp->qpn, &qp->sq, le32_to_cpu(pi))) {
+        return false;
+    }
+    s->cnt[RNIC_CNT_SQ_DBREC_WQES] += qp->sq.pi - old;
+    return qp->sq.pi != old;
 }
 
 /* On create and reset: the ring starts over, and posting must ring. */
@@ -513,6 +516,7 @@ static void rnic_db_sq_rq(RnicState *s, uint16_t uctx, uint32_t qn,
     }
     if (rnic_wq_doorbell(s, sq ? "SQ" : "RQ", qn, sq ? &qp->sq : &qp->rq,
                          idx)) {
+        s->cnt[RNIC_CNT_SQ_DOORBELLS] += sq;
         rnic_qp_schedule(s, qp);
     }
 }

@@ -733,6 +733,8 @@ static void test_sq_dbrec(void *obj, void *data, QGuestAllocator *alloc)
     }
     g_assert_cmphex(dbrec_flags(&e), ==, RNIC_SQ_DBREC_RING);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_GUEST_ERR), ==, 0);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SQ_DOORBELLS), ==, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SQ_DBREC_WQES), ==, 1);
 }
 
 /*
