@@ -237,7 +237,11 @@ uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c)
      * A QP in ERR owes flush completions for every WQE it still holds;
      * they go out over budgeted runs.  Destroying it before that would
      * drop them and leave its user waiting: BUSY until they are out.
+     * WQEs posted through the SQ doorbell record count too.
      */
+    if (qp->state == RNIC_QPS_ERR && rnic_sq_dbrec_poll(s, qp)) {
+        rnic_qp_schedule(s, qp);
+    }
     if (qp->state == RNIC_QPS_ERR &&
         ((uint16_t)qp->sq.ci != (uint16_t)qp->sq.pi ||
          (!qp->srqn && (uint16_t)qp->rq.ci != (uint16_t)qp->rq.pi))) {

@@ -387,43 +387,49 @@ static bool rnic_sq_dbrec_addr(RnicQP *qp, uint64_t *addr)
            rnic_pbl_addr(&qp->sq.ring.pbl, 0, addr, NULL);
 }
 
+/*
+ * Single 32-bit accesses: the producer stores pi while we read it.  The
+ * cached flags change only once they are in memory, so a failed write
+ * is tried again on the next run rather than believed.
+ */
 static void rnic_sq_dbrec_set(RnicState *s, RnicQP *qp, bool ring)
 {
-    uint32_t flags = cpu_to_le32(ring ? RNIC_SQ_DBREC_RING : 0);
     uint64_t addr;
 
     if (qp->sq_dbrec_ring == ring || !rnic_sq_dbrec_addr(qp, &addr)) {
         return;
     }
+    if (stl_le_pci_dma(PCI_DEVICE(s),
+                       addr + offsetof(struct rnic_sq_dbrec, flags),
+                       ring ? RNIC_SQ_DBREC_RING : 0,
+                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
+        return;
+    }
     qp->sq_dbrec_ring = ring;
     trace_rnic_sq_dbrec_ring(qp->qpn, ring);
-    if (pci_dma_write(PCI_DEVICE(s), addr + offsetof(struct rnic_sq_dbrec,
-                                                     flags),
-                      &flags, sizeof(flags)) != MEMTX_OK) {
-        trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
-    }
 }
 
-/* Takes a new producer index from the record; true if the SQ grew. */
-static bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp)
+bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp)
 {
     uint32_t old = qp->sq.pi;
-    rnic_le32 pi;
+    uint32_t pi;
     uint64_t addr;
 
     if (!rnic_sq_dbrec_addr(qp, &addr)) {
         return false;
     }
-    if (pci_dma_read(PCI_DEVICE(s), addr + offsetof(struct rnic_sq_dbrec, pi),
-                     &pi, sizeof(pi)) != MEMTX_OK) {
+    if (ldl_le_pci_dma(PCI_DEVICE(s),
+                       addr + offsetof(struct rnic_sq_dbrec, pi), &pi,
+                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
         trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
         return false;
     }
-    if ((uint16_t)le32_to_cpu(pi) == qp->sq_dbrec_seen) {
+    if ((uint16_t)pi == qp->sq_dbrec_seen) {
         return false;
     }
-    qp->sq_dbrec_seen = le32_to_cpu(pi);
-    if (!rnic_wq_doorbell(s, "SQ dbrec", qp->qpn, &qp->sq, le32_to_cpu(pi))) {
+    qp->sq_dbrec_seen = pi;
+    if (!rnic_wq_doorbell(s, "SQ dbrec", qp->qpn, &qp->sq, pi)) {
         return false;
     }
     s->cnt[RNIC_CNT_SQ_DBREC_WQES] += qp->sq.pi - old;
@@ -457,9 +463,10 @@ void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp)
 /*
  * After it ran: posting needs no doorbell while the QP is queued, or
  * while packets wait for their ACK (whose arrival runs the QP, and whose
- * timer does if it never comes).  A WQE posted then may wait for that
- * ACK, at most a round trip, where a doorbell would have stopped the
- * poster until the bottom half let go of the lock.  The record is read
+ * timer does if it never comes).  A WQE posted then waits for that ACK
+ * (a round trip; a probe interval if it was lost), where a doorbell
+ * would have stopped the poster until the bottom half let go of the
+ * lock.  The record is read
  * once more after RING is visible: a WQE stored before the producer
  * could see RING would otherwise wait for a doorbell that never comes.
  */

@@ -411,6 +411,8 @@ void rnic_schedule(RnicState *s);
 void rnic_bh(void *opaque);
 void rnic_qp_schedule(RnicState *s, RnicQP *qp);
 void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp);
+/* Takes a new producer index from the record; true if the SQ grew. */
+bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp);
 void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp);
 void rnic_sq_dbrec_idle(RnicState *s, RnicQP *qp, bool requeued);
 /* Writes one CQE (fields in host order, owner set here); false if full. */
