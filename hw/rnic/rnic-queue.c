@@ -462,18 +462,18 @@ void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp)
 
 /*
  * After it ran: posting needs no doorbell while the QP is queued, or
- * while packets wait for their ACK (whose arrival runs the QP, and whose
- * timer does if it never comes).  A WQE posted then waits for that ACK
- * (a round trip; a probe interval if it was lost), where a doorbell
- * would have stopped the poster until the bottom half let go of the
- * lock.  The record is read
+ * while enough packets wait for their ACK (whose arrival runs the QP,
+ * and whose timer does if it never comes).  A WQE posted then waits for
+ * that ACK (a round trip; a probe interval if it was lost), where a
+ * doorbell would have stopped the poster until the bottom half let go
+ * of the lock.  The record is read
  * once more after RING is visible: a WQE stored before the producer
  * could see RING would otherwise wait for a doorbell that never comes.
  */
 void rnic_sq_dbrec_idle(RnicState *s, RnicQP *qp, bool requeued)
 {
     if (!(qp->flags & RNIC_QP_FLAG_SQ_DBREC) || requeued ||
-        rnic_tp_will_run(qp)) {
+        rnic_tp_sq_busy(qp)) {
         return;
     }
     rnic_sq_dbrec_set(s, qp, true);

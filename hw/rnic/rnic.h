@@ -577,8 +577,12 @@ void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
  * the bottom half's budget.
  */
 void rnic_tp_qp_flush(RnicState *s, RnicQP *qp);
-/* Whether the QP is queued, or a timer of its transport will queue it. */
-bool rnic_tp_will_run(RnicQP *qp);
+/*
+ * Whether the QP will run again without a doorbell soon enough for a
+ * WQE posted now: it is queued, a timer will queue it, or enough
+ * packets are in flight that their ACK will.
+ */
+bool rnic_tp_sq_busy(RnicQP *qp);
 /*
  * Requester and RQ work for one QP; decrements *budget per WQE/packet.
  * The core puts the QP back on the work list when *budget reached 0;
