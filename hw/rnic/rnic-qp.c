@@ -201,6 +201,7 @@ void rnic_qp_free(RnicState *s, RnicQP *qp)
 {
     rnic_tp_qp_fini(s, qp);
     rnic_qp_unschedule(s, qp);
+    rnic_sq_dbrec_forget(s, qp);
     rnic_pbl_free(s, &qp->sq.ring.pbl);
     rnic_pbl_free(s, &qp->rq.ring.pbl);
     if (qp->rss) {

@@ -23,6 +23,8 @@
 #define RNIC_QPS_BUDGET         1024
 /* Received RoCE frames handed to the transport per run. */
 #define RNIC_RX_BUDGET          256
+/* SQ doorbell records read per run besides those of the QPs run. */
+#define RNIC_DBREC_SWEEP_BUDGET 64
 /* Command work units (a command, or 512 page-list entries) per run. */
 #define RNIC_CMD_BUDGET         32
 /* CQ events and EQ doorbells handled per run. */
@@ -408,6 +410,41 @@ static void rnic_sq_dbrec_set(RnicState *s, RnicQP *qp, bool ring)
     }
     qp->sq_dbrec_ring = ring;
     trace_rnic_sq_dbrec_ring(qp->qpn, ring);
+    if (ring) {
+        rnic_sq_dbrec_forget(s, qp);
+    } else if (!qp->sq_dbrec_listed) {
+        QTAILQ_INSERT_TAIL(&s->dbrec_list, qp, dbrec_next);
+        qp->sq_dbrec_listed = true;
+    }
+}
+
+void rnic_sq_dbrec_forget(RnicState *s, RnicQP *qp)
+{
+    if (qp->sq_dbrec_listed) {
+        QTAILQ_REMOVE(&s->dbrec_list, qp, dbrec_next);
+        qp->sq_dbrec_listed = false;
+    }
+}
+
+/*
+ * A WQE posted while RING is clear waits for its QP's next run.  With
+ * many QPs that each hold a little, that run may be an ACK away, so
+ * every bottom-half run also reads the records of some such QPs (a
+ * 4-byte read each, next to the frames the run moves anyway), taking
+ * them in turn.
+ */
+static void rnic_sq_dbrec_sweep(RnicState *s)
+{
+    unsigned n = RNIC_DBREC_SWEEP_BUDGET;
+    RnicQP *qp;
+
+    while (n-- && (qp = QTAILQ_FIRST(&s->dbrec_list))) {
+        QTAILQ_REMOVE(&s->dbrec_list, qp, dbrec_next);
+        QTAILQ_INSERT_TAIL(&s->dbrec_list, qp, dbrec_next);
+        if (!qp->scheduled && rnic_sq_dbrec_poll(s, qp)) {
+            rnic_qp_schedule(s, qp);
+        }
+    }
 }
 
 bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp)
@@ -447,6 +484,7 @@ void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp)
 
     qp->sq_dbrec_ring = true;
     qp->sq_dbrec_seen = 0;
+    rnic_sq_dbrec_forget(s, qp);
     if (rnic_sq_dbrec_addr(qp, &addr) &&
         pci_dma_write(PCI_DEVICE(s), addr, &rec, sizeof(rec)) != MEMTX_OK) {
         trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
@@ -790,6 +828,7 @@ void rnic_bh(void *opaque)
 
     /* Received ACKs first: they open windows for the requesters below. */
     rnic_net_rx_run(s, &rx_budget);
+    rnic_sq_dbrec_sweep(s);
 
     /* Only the QPs queued now: ones re-queued below wait for the next run. */
     n = 0;

@@ -180,6 +180,7 @@ void rnic_reset(RnicState *s)
     qemu_bh_cancel(s->bh);
     rnic_objects_reset(s);
     QTAILQ_INIT(&s->work_list);
+    QTAILQ_INIT(&s->dbrec_list);
     bitmap_zero(s->cq_ev, s->prop.max_cq + 1);
     s->cq_ev_any = false;
     s->eq_db_pending = false;
@@ -266,6 +267,7 @@ static void rnic_realize(PCIDevice *pdev, Error **errp)
     }
 
     QTAILQ_INIT(&s->work_list);
+    QTAILQ_INIT(&s->dbrec_list);
     rnic_net_init(s);
     s->bh = qemu_bh_new_guarded(rnic_bh, s, &dev->mem_reentrancy_guard);
 

@@ -248,6 +248,9 @@ typedef struct RnicQP {
      */
     bool sq_dbrec_ring;
     uint16_t sq_dbrec_seen;
+    /* On RnicState.dbrec_list while RING is clear. */
+    bool sq_dbrec_listed;
+    QTAILQ_ENTRY(RnicQP) dbrec_next;
 
     RnicTransport *tp;
     RnicRss *rss;               /* raw QPs after SET_RSS */
@@ -342,6 +345,8 @@ struct RnicState {
     bool cmd_pending;
     uint32_t cmd_cost;          /* extra work units of the current command */
     QTAILQ_HEAD(, RnicQP) work_list;
+    /* QPs whose SQ doorbell record the bottom half reads on each run. */
+    QTAILQ_HEAD(, RnicQP) dbrec_list;
     uint64_t host_mem_used;     /* charged against prop.max_host_mem */
 
     /* CQs armed by a doorbell whose event the bottom half still owes. */
@@ -411,6 +416,7 @@ void rnic_schedule(RnicState *s);
 void rnic_bh(void *opaque);
 void rnic_qp_schedule(RnicState *s, RnicQP *qp);
 void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp);
+void rnic_sq_dbrec_forget(RnicState *s, RnicQP *qp);
 /* Takes a new producer index from the record; true if the SQ grew. */
 bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp);
 void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp);

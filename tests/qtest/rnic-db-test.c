@@ -757,6 +757,55 @@ static void test_sq_dbrec(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /*
+ * A busy QP's record is read by any bottom-half run, not only by the
+ * QP's own next ACK: another QP's doorbell sends the WQE.
+ */
+static void test_sq_dbrec_sweep(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    bool seen_a = false, seen_b = false;
+    QRnicQp b;
+    Env e;
+    Roce f;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    dbrec_qp(&e);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &b, RNIC_QPT_RC, e.pdn, e.cq.cqn,
+                                     e.cq.cqn, 4, 5), ==, RNIC_CMD_OK);
+    rt_qp_up(&e, &b, RNIC_QPS_RTS);
+
+    for (i = 1; i <= 4; i++) {
+        dbrec_post_len(&e, i, 4096);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    for (i = 0; i < 16; i++) {
+        rt_recv_roce(&e, &f);
+    }
+    g_assert_cmphex(dbrec_flags(&e), ==, 0);
+    dbrec_post(&e, 5);
+    rt_assert_no_frame(&e, 100);
+
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 9, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &b, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &b);
+    for (i = 0; i < 2; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+        if (f.psn == QP_SQ_PSN + 16) {
+            seen_a = true;
+        } else {
+            g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+            seen_b = true;
+        }
+    }
+    g_assert_true(seen_a && seen_b);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SQ_DBREC_WQES), ==, 1);
+}
+
+/*
  * A producer index in the record that a doorbell would refuse is
  * refused the same way, once, and sends nothing; a good one later works.
  */
@@ -850,6 +899,7 @@ static void register_rnic_db_test(void)
     rt_add("db-clock", test_db_clock);
     rt_add("cqe-timestamp", test_cqe_timestamp);
     rt_add("sq-dbrec", test_sq_dbrec);
+    rt_add("sq-dbrec-sweep", test_sq_dbrec_sweep);
     rt_add("sq-dbrec-bad", test_sq_dbrec_bad);
     rt_add("sq-dbrec-reset", test_sq_dbrec_reset);
     rt_add_opts("sq-dbrec-off", test_sq_dbrec_off, ",sq-dbrec=off");
