@@ -22,6 +22,9 @@
 #include "libqos/rnic.h"
 #include "rnic-test-common.h"
 
+#include <poll.h>
+#include <sys/ioctl.h>
+
 #ifndef _WIN32
 
 /* @n signaled SENDs of 16 bytes with wr_id 0..n-1, one doorbell. */
@@ -521,6 +524,94 @@ static void test_ecn_cnp_rcvd(void *obj, void *data, QGuestAllocator *alloc)
     cwnd_expect_run(&e, QP_SQ_PSN + 64, 33);
 }
 
+/* The netdev connects from a thread; frames sent before are dropped. */
+static void stream_wait_connected(QTestState *qts)
+{
+    int i;
+
+    for (i = 0; i < QRNIC_TIMEOUT_MS / 10; i++) {
+        char *info = qtest_hmp(qts, "info network");
+        bool up = !strstr(info, "connecting");
+
+        g_free(info);
+        if (up) {
+            return;
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * A stream netdev writes the frames of one main-loop pass together, and
+ * holds what the socket cannot take.  64 SENDs of 4 KiB (path MTU 4096)
+ * posted with one doorbell leave in one pass: more than the netdev
+ * buffers, into a socket whose send buffer takes a few of them.  Read back
+ * slowly, every frame must come whole, in PSN order, and once; and no
+ * frame may have needed a resend.
+ */
+static void test_stream_backpressure(void *obj, void *data,
+                                     QGuestAllocator *alloc)
+{
+    enum { N = 64, LEN = 4096 };
+    Env e;
+    QRnicCq scq;
+    struct rnic_qp_attr a;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t pat[LEN];
+    struct pollfd pfd;
+    Roce f;
+    int i, queued = 0, before = -1;
+
+    rt_env_basic(&e, obj, data);
+    stream_wait_connected(qrnic_qts(e.r));
+    rt_env_init_qp_on_cq(&e, &scq, 7, 6);
+    rt_attr_for(&a, RNIC_QPS_RTR);
+    a.path_mtu = RNIC_MTU_4096;
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTR, &a), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_RTS, MASK_TO_RTS), ==,
+                     RNIC_CMD_OK);
+    rt_fill_pattern(pat, LEN, 7);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, pat, LEN);
+    rt_sge_of(&sge, &e.mr, 0, LEN);
+    for (i = 0; i < N; i++) {
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+
+    /* Wait until the socket holds a steady part of the burst. */
+    pfd = (struct pollfd) { .fd = e.fd, .events = POLLIN };
+    g_assert_cmpint(poll(&pfd, 1, QRNIC_TIMEOUT_MS), ==, 1);
+    while (queued != before) {
+        before = queued;
+        qrnic_settle(e.r);
+        g_assert_cmpint(ioctl(e.fd, FIONREAD, &queued), ==, 0);
+    }
+    g_assert_cmpint(queued, >=, RT_STREAM_SNDBUF);
+    g_assert_cmpint(queued, <, N * LEN / 4);
+
+    for (i = 0; i < N; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+        g_assert_cmpmem(f.payload, f.payload_len, pat, LEN);
+    }
+    rt_assert_no_frame(&e, 100);
+
+    rt_send_ack(&e, QP_SQ_PSN + N - 1, N);
+    for (i = 0; i < N; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &scq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
+    }
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, 0);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, N);
+}
+
 static void register_rnic_loss_test(void)
 {
     rt_use_node_b(true);
@@ -537,6 +628,7 @@ static void register_rnic_loss_test(void)
     rt_add_opts("ecn-ce-mark", test_ecn_ce_mark, ",ce-mark=100");
     rt_add("ecn-cnp-sent", test_ecn_cnp_sent);
     rt_add("ecn-cnp-rcvd", test_ecn_cnp_rcvd);
+    rt_add_stream("stream-backpressure", test_stream_backpressure);
     rt_use_node_b(false);
 }
 

@@ -591,6 +591,24 @@ static void *data_test_init(GString *cmd_line, void *arg)
 }
 
 /*
+ * The device on a stream netdev over a socketpair whose QEMU end has a
+ * small send buffer, so that a burst of frames fills it.
+ */
+static void *stream_test_init(GString *cmd_line, void *arg)
+{
+    int *test_sockets = g_new(int, 2);
+    int sndbuf = RT_STREAM_SNDBUF;
+
+    g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, test_sockets), !=, -1);
+    g_assert_cmpint(setsockopt(test_sockets[1], SOL_SOCKET, SO_SNDBUF,
+                               &sndbuf, sizeof(sndbuf)), ==, 0);
+    g_string_append_printf(cmd_line, " -netdev stream,id=hs0,server=off,"
+                           "addr.type=fd,addr.str=%d ", test_sockets[1]);
+    g_test_queue_destroy(data_test_clear, test_sockets);
+    return test_sockets;
+}
+
+/*
  * The command line of the QEMU a test runs in, for a test that starts a
  * second one like it (a migration destination).
  */
@@ -636,6 +654,11 @@ static void rt_add_with(const char *name, QOSTestFunc fn,
 void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts)
 {
     rt_add_with(name, fn, data_test_init, dev_opts);
+}
+
+void rt_add_stream(const char *name, QOSTestFunc fn)
+{
+    rt_add_with(name, fn, stream_test_init, "");
 }
 
 void rt_add_migrate(const char *name, QOSTestFunc fn)

@@ -99,7 +99,7 @@ typedef struct Env {
     QRnicCq cq;
     QRnicQp qp;
     QRnicMr mr;
-    uint8_t frame[2048];
+    uint8_t frame[4352];        /* a whole frame at path MTU 4096 */
     size_t frame_len;
 } Env;
 
@@ -182,6 +182,10 @@ void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts);
  * command line, whose socket netdev is "fd=<rt_cmd_line_fd>".
  */
 void rt_add_migrate(const char *name, QOSTestFunc fn);
+
+/* As rt_add(), the netdev a stream whose send buffer is RT_STREAM_SNDBUF. */
+#define RT_STREAM_SNDBUF        8192
+void rt_add_stream(const char *name, QOSTestFunc fn);
 extern char *rt_cmd_line;
 extern int rt_cmd_line_fd;
 /*
