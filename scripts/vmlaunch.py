@@ -154,6 +154,12 @@ def parse_args(argv):
                         "Linux bridge per segment, needs root), user (not joined: "
                         "QEMU's user-mode network per VM, DHCP, the host at "
                         "10.0.2.2); auto: stream for 2, mcast otherwise")
+    p.add_argument("--coalesce", choices=["on", "off"],
+                   default=os.environ.get("RNIC_COALESCE", "on"),
+                   help="on a stream network, let the rnic NIC's netdev write "
+                        "the frames of one main-loop pass together "
+                        "(coalesce=on, default); virtio-net's never does, as "
+                        "it slows Soft-RoCE")
     tcp = p.add_argument_group(
         "two launchers joined over TCP (--net stream; each runs one VM; "
         "PORT carries the virtio NIC's segment, PORT+1 the rnic NIC's)")
@@ -699,7 +705,10 @@ class Launcher:
             dev = "rnic,id=rnic0,netdev=r0,mac=%s" % addrs["RNIC_MAC"]
             for opt in a.rnic_opt:
                 dev += "," + opt
-            argv += ["-netdev", self.netdev(i, "r0", 1, net), "-device", dev]
+            nd = self.netdev(i, "r0", 1, net)
+            if net == "stream" and a.coalesce == "on":
+                nd += ",coalesce=on"
+            argv += ["-netdev", nd, "-device", dev]
         if a.pcap:
             segs = ["n0"] + (["r0"] if a.rnic else [])
             for seg in segs:

@@ -543,10 +543,10 @@ static void stream_wait_connected(QTestState *qts)
 }
 
 /*
- * A stream netdev writes the frames of one main-loop pass together, and
- * holds what the socket cannot take.  64 SENDs of 4 KiB (path MTU 4096)
- * posted with one doorbell leave in one pass: more than the netdev
- * buffers, into a socket whose send buffer takes a few of them.  Read back
+ * A stream netdev holds what the socket cannot take; with coalesce=on it
+ * also writes the frames of one main-loop pass together.  64 SENDs of
+ * 4 KiB (path MTU 4096) posted with one doorbell leave in one pass: more
+ * than the netdev buffers, into a socket whose send buffer takes a few.  Read back
  * slowly, every frame must come whole, in PSN order, and once; and no
  * frame may have needed a resend.
  */
@@ -628,7 +628,8 @@ static void register_rnic_loss_test(void)
     rt_add_opts("ecn-ce-mark", test_ecn_ce_mark, ",ce-mark=100");
     rt_add("ecn-cnp-sent", test_ecn_cnp_sent);
     rt_add("ecn-cnp-rcvd", test_ecn_cnp_rcvd);
-    rt_add_stream("stream-backpressure", test_stream_backpressure);
+    rt_add_stream("stream-backpressure", test_stream_backpressure, false);
+    rt_add_stream("stream-coalesce", test_stream_backpressure, true);
     rt_use_node_b(false);
 }
 

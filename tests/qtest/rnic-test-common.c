@@ -594,7 +594,7 @@ static void *data_test_init(GString *cmd_line, void *arg)
  * The device on a stream netdev over a socketpair whose QEMU end has a
  * small send buffer, so that a burst of frames fills it.
  */
-static void *stream_test_init(GString *cmd_line, void *arg)
+static void *stream_test_init_with(GString *cmd_line, const char *opts)
 {
     int *test_sockets = g_new(int, 2);
     int sndbuf = RT_STREAM_SNDBUF;
@@ -603,9 +603,19 @@ static void *stream_test_init(GString *cmd_line, void *arg)
     g_assert_cmpint(setsockopt(test_sockets[1], SOL_SOCKET, SO_SNDBUF,
                                &sndbuf, sizeof(sndbuf)), ==, 0);
     g_string_append_printf(cmd_line, " -netdev stream,id=hs0,server=off,"
-                           "addr.type=fd,addr.str=%d ", test_sockets[1]);
+                           "addr.type=fd,addr.str=%d%s ", test_sockets[1], opts);
     g_test_queue_destroy(data_test_clear, test_sockets);
     return test_sockets;
+}
+
+static void *stream_test_init(GString *cmd_line, void *arg)
+{
+    return stream_test_init_with(cmd_line, "");
+}
+
+static void *stream_coalesce_test_init(GString *cmd_line, void *arg)
+{
+    return stream_test_init_with(cmd_line, ",coalesce=on");
 }
 
 /*
@@ -656,9 +666,10 @@ void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts)
     rt_add_with(name, fn, data_test_init, dev_opts);
 }
 
-void rt_add_stream(const char *name, QOSTestFunc fn)
+void rt_add_stream(const char *name, QOSTestFunc fn, bool coalesce)
 {
-    rt_add_with(name, fn, stream_test_init, "");
+    rt_add_with(name, fn, coalesce ? stream_coalesce_test_init
+                                   : stream_test_init, "");
 }
 
 void rt_add_migrate(const char *name, QOSTestFunc fn)

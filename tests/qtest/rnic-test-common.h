@@ -183,9 +183,12 @@ void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts);
  */
 void rt_add_migrate(const char *name, QOSTestFunc fn);
 
-/* As rt_add(), the netdev a stream whose send buffer is RT_STREAM_SNDBUF. */
+/*
+ * As rt_add(), the netdev a stream (with coalesce=on if @coalesce) whose
+ * send buffer is RT_STREAM_SNDBUF.
+ */
 #define RT_STREAM_SNDBUF        8192
-void rt_add_stream(const char *name, QOSTestFunc fn);
+void rt_add_stream(const char *name, QOSTestFunc fn, bool coalesce);
 extern char *rt_cmd_line;
 extern int rt_cmd_line_fd;
 /*
