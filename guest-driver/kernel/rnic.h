@@ -215,7 +215,7 @@ struct rnic_qp {
 	u32 max_inline;
 	u32 qkey;			/* from MODIFY_QP, for UD sends */
 	bool has_srq;
-	bool sq_dbrec;			/* user SQ: struct rnic_sq_dbrec page first */
+	bool sq_dbrec;			/* SQ: struct rnic_sq_dbrec page first */
 	struct ib_qp_cap cap;		/* as granted at creation */
 	spinlock_t sq_lock;		/* kernel SQ */
 	spinlock_t rq_lock;		/* kernel RQ */

@@ -164,6 +164,62 @@ int rnic_qp_publish(struct rnic_dev *dev, struct rnic_qp *qp,
 }
 
 /*
+ * A kernel QP's SQ ring.  On a device with SQ doorbell records it starts
+ * with the record's page, as a provider's does: ULPs post from many
+ * CPUs at high rates, and each doorbell write stalls the posting CPU.
+ */
+static int rnic_ksq_alloc(struct rnic_dev *dev, struct rnic_qp *qp,
+			  struct rnic_pbl *pbl)
+{
+	size_t lead;
+	int err;
+
+	qp->sq_dbrec = le32_to_cpu(dev->hw.cap_flags) & RNIC_DEV_CAP_SQ_DBREC;
+	lead = qp->sq_dbrec ? RNIC_SQ_DBREC_PAGE_SIZE : 0;
+	err = rnic_kring_alloc(dev, &qp->sq.kring,
+			       lead + ((size_t)RNIC_SQ_WQE_SIZE << qp->sq.log_size));
+	if (err)
+		return err;
+	rnic_kring_pbl(&qp->sq.kring, pbl);
+	return 0;
+}
+
+/* Slot @idx of a kernel QP's SQ, past the doorbell record if it has one. */
+static void *rnic_ksq_slot(struct rnic_qp *qp, u32 idx)
+{
+	size_t lead = qp->sq_dbrec ? RNIC_SQ_DBREC_PAGE_SIZE : 0;
+
+	idx &= (1u << qp->sq.log_size) - 1;
+	return qp->sq.kring.buf + lead + (size_t)idx * RNIC_SQ_WQE_SIZE;
+}
+
+/*
+ * Hands a kernel SQ's WQEs up to sq.pi to the device; the caller holds
+ * sq_lock.  With a doorbell record the doorbell is written only while the
+ * device says it is idle (struct rnic_sq_dbrec).
+ */
+static void rnic_ksq_ring(struct rnic_dev *dev, struct rnic_qp *qp)
+{
+	struct rnic_sq_dbrec *rec = qp->sq.kring.buf;
+
+	if (qp->sq_dbrec) {
+		/* The WQEs before the index that hands them over. */
+		dma_wmb();
+		WRITE_ONCE(rec->pi, cpu_to_le32(qp->sq.pi));
+		/*
+		 * Store-load: pi must be visible before flags is read.  The
+		 * device sets RING and then reads pi again; without a full
+		 * barrier each side could miss the other's store and the
+		 * WQEs would wait for the next post.
+		 */
+		mb();
+		if (!(le32_to_cpu(READ_ONCE(rec->flags)) & RNIC_SQ_DBREC_RING))
+			return;
+	}
+	rnic_ring_db(dev, RNIC_DB_SQ, qp->qpn, 0, qp->sq.pi);
+}
+
+/*
  * Pins the rings a provider allocated for a user QP.  An SQ with a
  * doorbell record starts with the record's page, which the device skips
  * for WQEs.  The caller frees the page lists once the command is done and
@@ -288,7 +344,7 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qp->sq.log_size = order_base_2(max_t(u32, cap->max_send_wr, 1));
 		qp->rq.log_size = qp->has_srq ? 0 :
 			order_base_2(max_t(u32, cap->max_recv_wr, 1));
-		err = rnic_wq_kernel(dev, &qp->sq, RNIC_SQ_WQE_SIZE, &cmd.sq);
+		err = rnic_ksq_alloc(dev, qp, &cmd.sq);
 		if (err)
 			return err;
 		if (!qp->has_srq) {
@@ -709,8 +765,7 @@ int rnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		slot = qp->sq.kring.buf +
-		       (qp->sq.pi & (entries - 1)) * RNIC_SQ_WQE_SIZE;
+		slot = rnic_ksq_slot(qp, qp->sq.pi);
 		err = rnic_build_send_wqe(qp, wr, slot);
 		if (err) {
 			*bad_wr = wr;
@@ -720,7 +775,7 @@ int rnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		posted = true;
 	}
 	if (posted)
-		rnic_ring_db(dev, RNIC_DB_SQ, qp->qpn, 0, qp->sq.pi);
+		rnic_ksq_ring(dev, qp);
 out:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	return err;

@@ -4,21 +4,30 @@
 # NVMe over Fabrics over rnic between two VMs: nvmet-rdma exports a RAM
 # disk on VM 0, nvme-rdma on VM 1 discovers, connects, runs fio with
 # crc32c verification (4 KiB random, 128 KiB sequential), disconnects and
-# connects again.  Neither kernel may warn or log an rnic error.
+# connects again.  Neither kernel may warn or log an rnic error.  The
+# target's kernel QPs must have handed some WQEs over by their SQ doorbell
+# records instead of doorbell writes (counters sq_dbrec_wqes, sq_doorbells).
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
 fail() { echo "rnic-nvmeof: FAILED: $*"; exit 1; }
+counter() { cat "/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/$1"; }
 
 case $RNIC_VM_INDEX in
 0)
     rnic-nvmet up "$RNIC_DATA_IP4" 64 || fail "target set-up"
     rnic-signal wait 7001 800 || fail "the host never reported back"
     rnic-nvmet down
+    echo "rnic-nvmeof: target sq_doorbells=$(counter sq_doorbells)" \
+         "sq_dbrec_wqes=$(counter sq_dbrec_wqes)"
+    [ "$(counter sq_dbrec_wqes)" -gt 0 ] ||
+        fail "no WQE came from an SQ doorbell record"
     ;;
 1)
     rnic-nvme-host "$RNIC_PEER_DATA_IP4"
     rc=$?
     rnic-signal send "$RNIC_VM0_IP4" 7001
+    echo "rnic-nvmeof: host sq_doorbells=$(counter sq_doorbells)" \
+         "sq_dbrec_wqes=$(counter sq_dbrec_wqes)"
     [ $rc -eq 0 ] || fail "host side"
     ;;
 esac
