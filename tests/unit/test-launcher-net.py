@@ -64,7 +64,8 @@ def main():
     check("--listen: VM 0 listens on PORT and PORT+1",
           netdevs(qemu) == [
               "stream,id=n0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5555",
-              "stream,id=r0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5556"])
+              "stream,id=r0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5556,"
+              "coalesce=on"])
     check("--listen: VM 0 of 2, its peer VM 1",
           env["RNIC_VM_INDEX"] == "0" and env["RNIC_NVMS"] == "2"
           and env["RNIC_PEER_DATA_IP4"] == "198.19.0.2" and "-name" in qemu
@@ -75,13 +76,17 @@ def main():
               "stream,id=n0,server=off,addr.type=inet,addr.host=::1,addr.port=5555,"
               "reconnect-ms=500",
               "stream,id=r0,server=off,addr.type=inet,addr.host=::1,addr.port=5556,"
-              "reconnect-ms=500"])
+              "reconnect-ms=500,coalesce=on"])
     check("--connect: VM 1 of 2, its own MAC, its peer VM 0",
           env["RNIC_VM_INDEX"] == "1" and env["RNIC_NVMS"] == "2"
           and env["RNIC_RNIC_MAC"] == "52:54:00:52:02:02"
           and env["RNIC_DATA_IP4"] == "198.19.0.2"
           and env["RNIC_PEER_DATA_IP4"] == "198.19.0.1"
           and "mac=52:54:00:52:02:02" in " ".join(qemu))
+    (qemu, env), = launch(["--rnic", "--listen", "0.0.0.0:5555", "--coalesce", "off"])
+    check("--coalesce off: the rnic NIC's stream netdev writes frame by frame",
+          netdevs(qemu)[1] ==
+          "stream,id=r0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5556")
     (qemu, env), = launch(["--rnic", "--connect", "h:5555", "--vm-index", "0"])
     check("--connect --vm-index 0: VM 0", env["RNIC_VM_INDEX"] == "0"
           and env["RNIC_PEER_DATA_IP4"] == "198.19.0.2")
