@@ -314,6 +314,7 @@ static void rnic_parse_bth(const uint8_t *b, RnicBth *bth)
     bth->pkey = rnic_ld16be(b + 2);
     bth->fecn = b[4] & 0x80;
     bth->becn = b[4] & 0x40;
+    bth->resv6 = b[4] & RNIC_BTH_RESV6_MASK;
     bth->dqpn = rnic_ld24be(b + 5);
     bth->ack_req = b[8] & 0x80;
     bth->psn = rnic_ld24be(b + 9);
@@ -719,7 +720,8 @@ int rnic_wire_build_hdr(const RnicPkt *p, uint8_t *buf, size_t size)
     b[1] = (p->bth.se ? 0x80 : 0) | (p->bth.mig ? 0x40 : 0) |
            (p->bth.tver & 0x0f);
     rnic_st16be(b + 2, p->bth.pkey);
-    b[4] = (p->bth.fecn ? 0x80 : 0) | (p->bth.becn ? 0x40 : 0);
+    b[4] = (p->bth.fecn ? 0x80 : 0) | (p->bth.becn ? 0x40 : 0) |
+           (p->bth.resv6 & RNIC_BTH_RESV6_MASK);
     rnic_st24be(b + 5, p->bth.dqpn);
     b[8] = p->bth.ack_req ? 0x80 : 0;
     rnic_st24be(b + 9, p->bth.psn);

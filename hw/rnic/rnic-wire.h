@@ -55,6 +55,16 @@
 #define RNIC_ICRC_LEN               4
 
 #define RNIC_BTH_TVER               0
+/*
+ * BTH byte 4 is FECN, BECN and six reserved bits, all masked out of the
+ * ICRC.  rnic's selective repeat (docs/design.md) uses the six: a
+ * request with RNIC_BTH_X_SR comes from a requester that resends only
+ * the hole a NAK names, and a PSN sequence NAK whose six bits are not 0
+ * comes from a responder that kept what followed the hole and names its
+ * length in packets.  Other RoCE peers send 0 and ignore them.
+ */
+#define RNIC_BTH_RESV6_MASK         0x3f
+#define RNIC_BTH_X_SR               0x01
 #define RNIC_DEFAULT_PKEY           0xffff
 #define RNIC_PSN_MASK               0xffffffu
 #define RNIC_MSN_MASK               0xffffffu
@@ -231,6 +241,7 @@ typedef struct RnicBth {
     uint16_t pkey;
     bool fecn;
     bool becn;
+    uint8_t resv6;          /* RNIC_BTH_RESV6_MASK: see RNIC_BTH_X_SR */
     uint32_t dqpn;          /* 24 bits */
     bool ack_req;
     uint32_t psn;           /* 24 bits */
