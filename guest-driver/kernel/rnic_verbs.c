@@ -1180,6 +1180,8 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_CNP_RCVD].name = "cnp_rcvd",
 	[RNIC_CNT_SQ_DOORBELLS].name = "sq_doorbells",
 	[RNIC_CNT_SQ_DBREC_WQES].name = "sq_dbrec_wqes",
+	[RNIC_CNT_OOO_KEPT].name = "ooo_kept",
+	[RNIC_CNT_SR_RESENDS].name = "sr_resends",
 };
 
 static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);

@@ -175,6 +175,8 @@ enum rnic_counter {
     RNIC_CNT_CNP_RCVD,          /* congestion notifications received */
     RNIC_CNT_SQ_DOORBELLS,      /* SQ doorbell writes taken */
     RNIC_CNT_SQ_DBREC_WQES,     /* WQEs learnt from SQ doorbell records */
+    RNIC_CNT_OOO_KEPT,          /* requests kept past a gap (reorder buffer) */
+    RNIC_CNT_SR_RESENDS,        /* NAKs answered by resending only the hole */
     RNIC_CNT_MAX
 };
 

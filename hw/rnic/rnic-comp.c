@@ -440,6 +440,28 @@ void rnic_comp_reset(RnicTransport *tp)
 /* ---- Acknowledgements ---- */
 
 /*
+ * The peer acknowledged past the requester's position.  In the middle
+ * of a resent hole, the rest of the hole is still owed and after it
+ * sending goes on from where it was; otherwise from comp.psn.
+ */
+static void rnic_comp_catch_up(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    RnicReq *req = &tp->req;
+    uint32_t end = req->sr_end, front = req->sr_front;
+
+    if (!req->sr_active) {
+        rnic_req_rewind(s, qp, tp->comp.psn);
+    } else if (rnic_psn_lt(tp->comp.psn, end)) {
+        rnic_req_resend_hole(s, qp, tp->comp.psn,
+                             rnic_psn_diff(end, tp->comp.psn), front);
+    } else {
+        rnic_req_rewind(s, qp, rnic_psn_gt(tp->comp.psn, front) ?
+                               tp->comp.psn : front);
+    }
+}
+
+/*
  * Applies a cumulative acknowledgement of every PSN up to 'ack_psn'.
  * A READ or ATOMIC cannot be completed by an ACK: reaching one whose
  * response is still missing means the response was lost, so it is
@@ -497,7 +519,7 @@ static void rnic_comp_ack_to(RnicState *s, RnicQP *qp, uint32_t ack_psn)
     if (progress) {
         /* The requester may be behind what the peer has already seen. */
         if (rnic_psn_lt(tp->req.psn, tp->comp.psn)) {
-            rnic_req_rewind(s, qp, tp->comp.psn);
+            rnic_comp_catch_up(s, qp);
         }
         rnic_comp_progress(s, qp);
     }
@@ -510,6 +532,7 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
     uint8_t syn = p->aeth.syndrome;
     uint32_t psn = p->bth.psn;
     bool probed = tp->comp.probes;
+    uint32_t front;
 
     /* Everything before the NAK'd PSN arrived. */
     rnic_comp_ack_to(s, qp, rnic_psn_add(psn, -1));
@@ -552,7 +575,17 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
         if (psn != tp->comp.psn || tp->comp.rewound) {
             return;                     /* already resending from there */
         }
-        rnic_comp_retry(s, qp, "sequence nak", !probed);
+        front = tp->req.psn;
+        if (rnic_comp_retry(s, qp, "sequence nak", !probed) &&
+            (p->bth.resv6 & RNIC_BTH_RESV6_MASK) && qp->type == RNIC_QPT_RC &&
+            s->prop.selective_repeat) {
+            /* The responder kept what follows the hole: resend only it. */
+            rnic_req_resend_hole(s, qp, psn,
+                                 p->bth.resv6 & RNIC_BTH_RESV6_MASK, front);
+            if (tp->req.sr_active) {
+                s->cnt[RNIC_CNT_SR_RESENDS]++;
+            }
+        }
         return;
     case RNIC_NAK_INVALID_REQ:
         rnic_comp_fail_head(s, qp, RNIC_WC_REM_INV_REQ_ERR);

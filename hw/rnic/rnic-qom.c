@@ -56,6 +56,8 @@ static const char *const rnic_cnt_names[RNIC_CNT_MAX] = {
     [RNIC_CNT_CNP_RCVD] = "cnp_rcvd",
     [RNIC_CNT_SQ_DOORBELLS] = "sq_doorbells",
     [RNIC_CNT_SQ_DBREC_WQES] = "sq_dbrec_wqes",
+    [RNIC_CNT_OOO_KEPT] = "ooo_kept",
+    [RNIC_CNT_SR_RESENDS] = "sr_resends",
 };
 
 /* The tables exist from realize on. */

@@ -521,6 +521,9 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
     info = rnic_opcode_info(p.bth.opcode);
     p.bth.dqpn = rnic_qp_is_ud(qp) ? w->ud_qpn : qp->dest_qpn;
     p.bth.psn = req->psn;
+    if (qp->type == RNIC_QPT_RC && s->prop.selective_repeat) {
+        p.bth.resv6 = RNIC_BTH_X_SR;
+    }
 
     if (w->opcode == RNIC_WR_RDMA_READ) {
         /* A re-request after a partial response asks only for the rest. */
@@ -596,11 +599,13 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
     }
     /*
      * The last packet of a resent run asks too: it may be a tail-loss
-     * probe, which is answered by an ACK or a NAK.
+     * probe, which is answered by an ACK or a NAK; so does the last of a
+     * resent hole, whose answer tells what the responder still lacks.
      */
     if (qp->type == RNIC_QPT_RC &&
         (last || ++req->noack_pkts >= RNIC_TP_ACKREQ_EVERY ||
-         rnic_psn_add(req->psn, 1) == req->max_psn)) {
+         rnic_psn_add(req->psn, 1) == req->max_psn ||
+         (req->sr_active && rnic_psn_add(req->psn, 1) == req->sr_end))) {
         p.bth.ack_req = true;
         req->noack_pkts = 0;
         if (!rnic_psn_lt(req->psn, req->max_psn)) {
@@ -631,6 +636,10 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
             tp->comp.psn = req->psn;
         }
     }
+    if (req->sr_active && !rnic_psn_lt(req->psn, req->sr_end)) {
+        /* The hole is resent: on from where sending was. */
+        rnic_req_rewind(s, qp, req->sr_front);
+    }
     return true;
 }
 
@@ -644,12 +653,17 @@ void rnic_req_rewind(RnicState *s, RnicQP *qp, uint32_t psn)
     RnicReq *req = &tp->req;
     uint16_t idx;
 
+    req->sr_active = false;
     for (idx = qp->sq.ci; idx != req->fetch_idx; idx++) {
         RnicSwqe *w = rnic_tp_swqe(tp, idx);
         uint16_t j;
 
         if (!w->started || w->state == RNIC_SWQE_ERROR) {
             break;
+        }
+        /* Moving forward, past WQEs a resent hole left pending. */
+        if (w->state == RNIC_SWQE_PENDING && rnic_psn_gt(psn, w->last_psn)) {
+            w->state = RNIC_SWQE_SENT;
         }
         if (w->state == RNIC_SWQE_DONE || rnic_psn_lt(psn, w->first_psn) ||
             rnic_psn_gt(psn, w->last_psn)) {
@@ -673,6 +687,22 @@ void rnic_req_rewind(RnicState *s, RnicQP *qp, uint32_t psn)
     req->send_idx = idx;
     req->send_pkt = 0;
     req->psn = psn;
+}
+
+void rnic_req_resend_hole(RnicState *s, RnicQP *qp, uint32_t psn,
+                          uint32_t n, uint32_t front)
+{
+    RnicReq *req = &qp->tp->req;
+    uint32_t end = rnic_psn_add(psn, n);
+
+    rnic_req_rewind(s, qp, psn);
+    /* A hole that reaches where sending was is a plain rewind. */
+    if (n && rnic_psn_lt(end, front)) {
+        trace_rnic_tp_sr_resend(qp->qpn, psn, n, front);
+        req->sr_active = true;
+        req->sr_end = end;
+        req->sr_front = front;
+    }
 }
 
 void rnic_req_reset(RnicTransport *tp)
@@ -801,6 +831,7 @@ void rnic_tp_qp_fini(RnicState *s, RnicQP *qp)
     }
     timer_free(tp->comp.ack_timer);
     timer_free(tp->comp.rnr_timer);
+    rnic_ooo_free(tp);
     g_free(tp);
     rnic_host_mem_uncharge(s, sizeof(*tp));
     qp->tp = NULL;
@@ -840,6 +871,7 @@ void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
             rnic_comp_reset(tp);
         }
         if (attr_mask & RNIC_QP_ATTR_RQ_PSN) {
+            rnic_ooo_clear(tp);
             tp->resp.epsn = qp->rq_psn & RNIC_PSN_MASK;
         }
         if (attr_mask & RNIC_QP_ATTR_RETRY_CNT) {

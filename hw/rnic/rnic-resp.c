@@ -57,7 +57,7 @@ static bool rnic_resp_rd_pending(RnicTransport *tp)
 /* ---- ACK/NAK ---- */
 
 static void rnic_resp_send_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
-                               uint32_t psn)
+                               uint32_t psn, uint8_t hole)
 {
     RnicTransport *tp = qp->tp;
     RnicPkt p;
@@ -71,6 +71,7 @@ static void rnic_resp_send_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
     p.bth.psn = psn;
     p.aeth.syndrome = syndrome;
     p.aeth.msn = tp->resp.msn;
+    p.bth.resv6 = hole;
     trace_rnic_tp_ack_tx(qp->qpn, rnic_aeth_str(syndrome), psn, tp->resp.msn);
     rnic_tp_xmit(s, qp, &p, NULL);
     tp->resp.pkts_since_ack = 0;
@@ -82,8 +83,8 @@ static void rnic_resp_send_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
  * requester sees responses in PSN order.  A later one replaces an
  * earlier deferred one: ACKs are cumulative.
  */
-static void rnic_resp_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
-                          uint32_t psn)
+static void rnic_resp_ack_hole(RnicState *s, RnicQP *qp, uint8_t syndrome,
+                               uint32_t psn, uint8_t hole)
 {
     RnicTransport *tp = qp->tp;
 
@@ -96,9 +97,26 @@ static void rnic_resp_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
         tp->resp.ack_deferred = true;
         tp->resp.ack_syndrome = syndrome;
         tp->resp.ack_psn = psn;
+        tp->resp.ack_hole = hole;
         return;
     }
-    rnic_resp_send_ack(s, qp, syndrome, psn);
+    rnic_resp_send_ack(s, qp, syndrome, psn, hole);
+}
+
+static void rnic_resp_ack(RnicState *s, RnicQP *qp, uint8_t syndrome,
+                          uint32_t psn)
+{
+    rnic_resp_ack_hole(s, qp, syndrome, psn, 0);
+}
+
+void rnic_resp_nak_seq(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+
+    tp->resp.nak_sent = true;
+    s->cnt[RNIC_CNT_SEQ_NAK_SENT]++;
+    rnic_resp_ack_hole(s, qp, rnic_aeth_nak(RNIC_NAK_PSN_SEQ_ERR),
+                       tp->resp.epsn, rnic_ooo_hole(tp));
 }
 
 /*
@@ -154,7 +172,7 @@ static void rnic_resp_fatal(RnicState *s, RnicQP *qp, uint32_t psn,
         /* Pending read responses will never go out: NAK right away. */
         memset(tp->resp.rd, 0, sizeof(tp->resp.rd));
         tp->resp.ack_deferred = false;
-        rnic_resp_send_ack(s, qp, rnic_aeth_nak(nak), psn);
+        rnic_resp_send_ack(s, qp, rnic_aeth_nak(nak), psn, 0);
     }
     if (qp->state != RNIC_QPS_ERR) {
         rnic_qp_fatal(s, qp, eqe);
@@ -874,7 +892,8 @@ void rnic_resp_run(RnicState *s, RnicQP *qp, int *budget)
     }
     if (tp->resp.ack_deferred && !rnic_resp_rd_pending(tp)) {
         tp->resp.ack_deferred = false;
-        rnic_resp_send_ack(s, qp, tp->resp.ack_syndrome, tp->resp.ack_psn);
+        rnic_resp_send_ack(s, qp, tp->resp.ack_syndrome, tp->resp.ack_psn,
+                           tp->resp.ack_hole);
     }
 }
 
@@ -1056,8 +1075,8 @@ bool rnic_resp_raw(RnicState *s, RnicQP *qp, const uint8_t *frame,
 
 /* ---- Requests ---- */
 
-static void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
-                              const uint8_t *frame, uint32_t flags)
+void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                       const uint8_t *frame, size_t len, uint32_t flags)
 {
     RnicTransport *tp = qp->tp;
     RnicResp *resp = &tp->resp;
@@ -1092,6 +1111,7 @@ static void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
         return;
     } else if (diff > 0) {
         trace_rnic_tp_resp_psn(qp->qpn, "ahead", p->bth.psn, resp->epsn);
+        rnic_ooo_keep(s, qp, p, frame, len, flags, diff);
         /*
          * One NAK per gap, unless a packet seen ahead already comes again
          * asking for an answer: that is a tail-loss probe, which must
@@ -1099,10 +1119,7 @@ static void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
          */
         if (!resp->nak_sent ||
             (p->bth.ack_req && rnic_psn_le(p->bth.psn, resp->ahead_max))) {
-            resp->nak_sent = true;
-            s->cnt[RNIC_CNT_SEQ_NAK_SENT]++;
-            rnic_resp_ack(s, qp, rnic_aeth_nak(RNIC_NAK_PSN_SEQ_ERR),
-                          resp->epsn);
+            rnic_resp_nak_seq(s, qp);
         }
         if (rnic_psn_gt(p->bth.psn, resp->ahead_max)) {
             resp->ahead_max = p->bth.psn;
@@ -1295,7 +1312,10 @@ static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
     if (!p->roce_v1 && (p->tclass & RNIC_ECN_MASK) == RNIC_ECN_CE) {
         rnic_resp_ce(s, qp);
     }
-    rnic_resp_request(s, qp, p, frame, info->flags);
+    rnic_resp_request(s, qp, p, frame, len, info->flags);
+    if (qp->tp->ooo) {
+        rnic_ooo_drain(s, qp);
+    }
 }
 
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
@@ -1351,6 +1371,7 @@ void rnic_resp_reset(RnicTransport *tp)
 {
     RnicQP *qp = tp->qp;
 
+    rnic_ooo_clear(tp);
     memset(&tp->resp, 0, sizeof(tp->resp));
     tp->resp.epsn = qp->rq_psn & RNIC_PSN_MASK;
     tp->resp.ahead_max = tp->resp.epsn;

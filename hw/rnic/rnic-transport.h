@@ -158,6 +158,14 @@ typedef struct RnicReq {
     uint32_t cwnd;          /* congestion window, packets */
     uint32_t cwnd_psn;      /* comp.psn when cwnd last grew or shrank */
     uint32_t cnp_psn;       /* no CNP cuts cwnd before comp.psn gets here */
+    /*
+     * Selective repeat: the responder kept what followed a hole, so only
+     * [hole, sr_end) is sent again, and then sending goes on from
+     * sr_front, where it was.  Not migrated: a destination goes back N.
+     */
+    bool sr_active;
+    uint32_t sr_end;
+    uint32_t sr_front;
     uint16_t ip_id;
 } RnicReq;
 
@@ -258,8 +266,33 @@ typedef struct RnicResp {
     /* An ACK/NAK held back until queued read responses have gone out. */
     bool ack_deferred;
     uint8_t ack_syndrome;
+    uint8_t ack_hole;       /* selective NAK: the hole's length */
     uint32_t ack_psn;
 } RnicResp;
+
+/*
+ * The responder's reorder buffer, for selective repeat: requests that
+ * arrive past a gap from a requester that sets RNIC_BTH_X_SR are kept,
+ * parsed, in the slot of their PSN, and run in order once the gap is
+ * filled.  Allocated at the first such request; not migrated (the
+ * requester then resends them).
+ */
+#define RNIC_OOO_SLOTS              128     /* PSNs past epsn, power of two */
+/* Frames all QPs of a device may keep at once (about 4 MiB). */
+#define RNIC_OOO_DEV_FRAMES         1024
+
+typedef struct RnicOooSlot {
+    uint8_t *frame;         /* NULL: empty */
+    uint32_t len;
+    uint32_t flags;         /* RNIC_HDR_* | RNIC_OPF_* of the opcode */
+    RnicPkt pkt;            /* parsed; its offsets point into 'frame' */
+} RnicOooSlot;
+
+typedef struct RnicOoo {
+    uint32_t count;         /* slots in use */
+    bool draining;
+    RnicOooSlot slot[RNIC_OOO_SLOTS];
+} RnicOoo;
 
 struct RnicTransport {
     RnicState *s;
@@ -267,6 +300,7 @@ struct RnicTransport {
     RnicReq req;
     RnicComp comp;
     RnicResp resp;
+    RnicOoo *ooo;           /* NULL until a request arrives past a gap */
     RnicSwqe swqe[RNIC_TP_MAX_INFLIGHT];
 };
 
@@ -322,6 +356,12 @@ bool rnic_tp_pkt_init(RnicState *s, RnicQP *qp, const RnicAV *av,
 /* Builds and sends one packet; 'payload' may be NULL if payload_len is 0. */
 bool rnic_tp_xmit(RnicState *s, RnicQP *qp, RnicPkt *p, const void *payload);
 void rnic_req_rewind(RnicState *s, RnicQP *qp, uint32_t psn);
+/*
+ * Selective repeat: resends the 'n' packets from 'psn' (the oldest
+ * unacknowledged), then goes on from 'front', where sending was.
+ */
+void rnic_req_resend_hole(RnicState *s, RnicQP *qp, uint32_t psn,
+                          uint32_t n, uint32_t front);
 void rnic_req_run(RnicState *s, RnicQP *qp, int *budget);
 void rnic_req_reset(RnicTransport *tp);
 uint8_t rnic_wr_to_wc_opcode(uint8_t wr_opcode);
@@ -351,5 +391,24 @@ bool rnic_resp_raw(RnicState *s, RnicQP *qp, const uint8_t *frame,
                    size_t len);
 void rnic_resp_run(RnicState *s, RnicQP *qp, int *budget);
 void rnic_rq_flush(RnicState *s, RnicQP *qp, int *budget);
+/* Runs one request for an RC/UC/UD responder; rnic-ooo.c replays with it. */
+void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                       const uint8_t *frame, size_t len, uint32_t flags);
+/* Sends a PSN sequence NAK for epsn, naming the hole if frames are kept. */
+void rnic_resp_nak_seq(RnicState *s, RnicQP *qp);
+
+/* rnic-ooo.c */
+/* Keeps a request 'diff' PSNs past epsn if selective repeat allows it. */
+bool rnic_ooo_keep(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                   const uint8_t *frame, size_t len, uint32_t flags,
+                   int32_t diff);
+/* Packets from epsn to the first kept one (0: none kept), at most 63. */
+uint8_t rnic_ooo_hole(RnicTransport *tp);
+/* Runs the kept requests that are in order now. */
+void rnic_ooo_drain(RnicState *s, RnicQP *qp);
+/* Drops every kept request (QP reset, new rq_psn). */
+void rnic_ooo_clear(RnicTransport *tp);
+/* And the buffer itself (QP destroyed). */
+void rnic_ooo_free(RnicTransport *tp);
 
 #endif /* HW_RNIC_TRANSPORT_H */

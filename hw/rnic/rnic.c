@@ -345,6 +345,8 @@ static const Property rnic_properties[] = {
     DEFINE_PROP_UINT32("fault-seed", RnicState, prop.fault_seed, 0),
     DEFINE_PROP_BOOL("ecn", RnicState, prop.ecn, true),
     DEFINE_PROP_BOOL("sq-dbrec", RnicState, prop.sq_dbrec, true),
+    DEFINE_PROP_BOOL("selective-repeat", RnicState, prop.selective_repeat,
+                     true),
     DEFINE_PROP_UINT32("ce-mark", RnicState, prop.ce_mark, 0),
     DEFINE_PROP_SIZE("max-host-mem", RnicState, prop.max_host_mem,
                      256 * MiB),
@@ -393,6 +395,9 @@ static const struct {
              "with congestion notifications (CNPs)" },
     { "sq-dbrec", "let QPs keep their SQ producer index in memory and "
                   "ring the doorbell only when the device is idle" },
+    { "selective-repeat", "RC between rnic devices: the responder keeps "
+                          "packets past a gap and the requester resends "
+                          "only the gap" },
     { "ce-mark", "percentage of transmitted ECN-capable RoCE frames marked "
                  "CE, as a congested switch would (uses fault-seed)" },
     { "max-host-mem", "host memory the guest's objects may make the device "

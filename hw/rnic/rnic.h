@@ -300,6 +300,7 @@ struct RnicState {
         uint32_t fault_seed;
         bool ecn;               /* RoCEv2 packets go out ECN-capable */
         bool sq_dbrec;          /* QPs may have SQ doorbell records */
+        bool selective_repeat;  /* RC resends only what a NAK names */
         uint32_t ce_mark;       /* of those, percentage marked CE */
         uint64_t max_host_mem;  /* bytes of host memory for guest objects */
     } prop;
@@ -374,6 +375,7 @@ struct RnicState {
     bool rx_blocked;            /* can_receive said no: flush when drained */
     /* RC QPs whose ACK waits for the end of the receive batch. */
     uint32_t ack_owed[RNIC_ACK_OWED_MAX];
+    uint32_t ooo_frames;        /* frames in all QPs' reorder buffers */
     uint32_t n_ack_owed;
 
     /* Live migration (rnic-migrate.c). */
