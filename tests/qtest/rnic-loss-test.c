@@ -55,6 +55,23 @@ static void expect_send_cqes(Env *e, int n)
     }
 }
 
+/* A QP in RTR with @n receives of 64 bytes each, wr_id @wr_id0 on. */
+static void rtr_with_recvs(Env *e, void *obj, void *data, int n,
+                           uint64_t wr_id0)
+{
+    struct rnic_sge sge;
+    int i;
+
+    rt_env_basic(e, obj, data);
+    rt_env_rc_qp(e, RNIC_QPS_RTR);
+    for (i = 0; i < n; i++) {
+        rt_sge_of(&sge, &e->mr, i * 64, 64);
+        qrnic_post_recv(e->r, &e->qp, wr_id0 + i, &sge, 1);
+    }
+    qrnic_ring_rq(e->r, &e->qp);
+    qrnic_settle(e->r);
+}
+
 /* No ACK: a tail-loss probe, then the local ACK timer resend the PSN. */
 static void test_rc_retransmit(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -453,17 +470,8 @@ static void expect_cnp(Env *e)
 static void test_ecn_cnp_sent(void *obj, void *data, QGuestAllocator *alloc)
 {
     Env e;
-    struct rnic_sge sge;
-    int i;
 
-    rt_env_basic(&e, obj, data);
-    rt_env_rc_qp(&e, RNIC_QPS_RTR);
-    for (i = 0; i < 4; i++) {
-        rt_sge_of(&sge, &e.mr, i * 64, 64);
-        qrnic_post_recv(e.r, &e.qp, i, &sge, 1);
-    }
-    qrnic_ring_rq(e.r, &e.qp);
-    qrnic_settle(e.r);
+    rtr_with_recvs(&e, obj, data, 4, 0);
 
     send_ce(&e, QP_RQ_PSN, ECN_CE);
     expect_cnp(&e);
@@ -612,6 +620,213 @@ static void test_stream_backpressure(void *obj, void *data,
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, N);
 }
 
+/* ---- Selective repeat ---- */
+
+#define BTH_X_SR    0x01
+
+/*
+ * Ten SENDs out, each marked as from a selective-repeat requester; a NAK
+ * that names a hole of 2 at the fourth brings back exactly those two
+ * and nothing after them.  With
+ * selective-repeat=off the requests carry no mark and the same NAK
+ * brings back all seven from the hole on.
+ */
+static void sr_requester(void *obj, void *data, bool sr)
+{
+    Env e;
+    Roce f, nak;
+    int i, n = sr ? 2 : 7;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    post_sends(&e, 10);
+    for (i = 0; i < 10; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+        g_assert_cmphex(f.resv6, ==, sr ? BTH_X_SR : 0);
+    }
+
+    rt_roce_init(&nak, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 3);
+    nak.ack_req = false;
+    nak.syndrome = AETH_NAK(NAK_PSN_SEQ);
+    nak.resv6 = 2;
+    rt_send_roce(&e, &nak);
+    for (i = 0; i < n; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 3 + i);
+        g_assert_true(f.ack_req);       /* every SEND_ONLY asks */
+    }
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, n);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SR_RESENDS), ==, sr);
+
+    /* A second NAK for the same hole while it is resent changes nothing. */
+    rt_send_roce(&e, &nak);
+    rt_assert_no_frame(&e, 100);
+
+    rt_send_ack(&e, QP_SQ_PSN + 9, 10);
+    expect_send_cqes(&e, 10);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_RTS);
+}
+
+static void test_sr_requester(void *obj, void *data, QGuestAllocator *alloc)
+{
+    sr_requester(obj, data, true);
+}
+
+static void test_sr_requester_off(void *obj, void *data,
+                                  QGuestAllocator *alloc)
+{
+    sr_requester(obj, data, false);
+}
+
+/*
+ * A hole in the middle of a message: a 4 KiB SEND (four packets at path
+ * MTU 1024) and a short one; the NAK names the second packet alone, which
+ * comes back with its own bytes and asking for an ACK, and nothing else.
+ */
+static void test_sr_requester_mid(void *obj, void *data,
+                                  QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint8_t pat[4096];
+    Roce f, nak;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_fill_pattern(pat, sizeof(pat), 0x5a);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, pat, sizeof(pat));
+    rt_sge_of(&sge, &e.mr, 0, sizeof(pat));
+    rt_send_wqe(&w, 0, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 1, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    for (i = 0; i < 5; i++) {
+        rt_recv_roce(&e, &f);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+    }
+
+    rt_roce_init(&nak, OPC_ACK, e.qp.qpn, QP_SQ_PSN + 1);
+    nak.ack_req = false;
+    nak.syndrome = AETH_NAK(NAK_PSN_SEQ);
+    nak.resv6 = 1;
+    rt_send_roce(&e, &nak);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN + 1);
+    g_assert_true(f.ack_req);
+    g_assert_cmpmem(f.payload, f.payload_len, pat + 1024, 1024);
+    rt_assert_no_frame(&e, 100);
+
+    rt_send_ack(&e, QP_SQ_PSN + 4, 2);
+    expect_send_cqes(&e, 2);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, 1);
+}
+
+/* The test is the requester: SEND_ONLY @psn of 16 bytes of pattern @psn. */
+static void sr_send(Env *e, uint32_t psn, bool sr)
+{
+    uint8_t payload[16];
+    Roce f;
+
+    rt_fill_pattern(payload, sizeof(payload), psn);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e->qp.qpn, QP_RQ_PSN + psn,
+                         payload, sizeof(payload));
+    f.resv6 = sr ? BTH_X_SR : 0;
+    rt_send_roce(e, &f);
+}
+
+static void sr_expect(Env *e, uint8_t syndrome, uint32_t psn, uint8_t hole)
+{
+    Roce f;
+
+    rt_recv_roce(e, &f);
+    g_assert_cmphex(f.opcode, ==, OPC_ACK);
+    g_assert_cmphex(f.syndrome >> 5, ==, syndrome >> 5);
+    if (syndrome >> 5) {
+        g_assert_cmphex(f.syndrome, ==, syndrome);
+    }
+    g_assert_cmphex(f.psn, ==, QP_RQ_PSN + psn);
+    g_assert_cmphex(f.resv6, ==, hole);
+}
+
+/*
+ * The responder keeps SENDs that arrive past a gap from a selective-
+ * repeat requester, names the hole in its NAK, and once the hole is
+ * filled runs them in order: each lands in its own receive WQE, in PSN
+ * order.  Two holes at once: filling the first brings a NAK for the
+ * second at once, not an ACK.
+ */
+static void test_sr_responder(void *obj, void *data, QGuestAllocator *alloc)
+{
+    enum { N = 8 };
+    Env e;
+    struct rnic_cqe cqe;
+    uint8_t want[16], got[16];
+    int i;
+
+    rtr_with_recvs(&e, obj, data, N, 0x40);
+
+    sr_send(&e, 0, true);
+    sr_expect(&e, AETH_ACK(0), 0, 0);
+    sr_send(&e, 2, true);                       /* 1 is lost */
+    sr_expect(&e, AETH_NAK(NAK_PSN_SEQ), 1, 1);
+    sr_send(&e, 3, true);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_OOO_KEPT), ==, 2);
+    sr_send(&e, 1, true);                       /* the hole, resent */
+    sr_expect(&e, AETH_ACK(0), 3, 0);
+
+    sr_send(&e, 5, true);                       /* 4 and 6 are lost */
+    sr_expect(&e, AETH_NAK(NAK_PSN_SEQ), 4, 1);
+    sr_send(&e, 7, true);
+    rt_assert_no_frame(&e, 100);
+    sr_send(&e, 4, true);
+    sr_expect(&e, AETH_NAK(NAK_PSN_SEQ), 6, 1);
+    sr_send(&e, 6, true);
+    sr_expect(&e, AETH_ACK(0), 7, 0);
+    rt_assert_no_frame(&e, 100);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_OOO_KEPT), ==, 4);
+
+    for (i = 0; i < N; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x40 + i);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(want));
+        rt_fill_pattern(want, sizeof(want), i);
+        qtest_memread(qrnic_qts(e.r), e.mr.buf + i * 64, got, sizeof(got));
+        g_assert_cmpmem(got, sizeof(got), want, sizeof(want));
+    }
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_RTR);
+}
+
+/*
+ * A requester that does not mark its requests (rxe, a real NIC) gets
+ * go-back-N: nothing is kept, the NAK names no hole, and once the hole
+ * is filled the packet after it is still missing.
+ */
+static void test_sr_responder_plain(void *obj, void *data,
+                                    QGuestAllocator *alloc)
+{
+    Env e;
+
+    rtr_with_recvs(&e, obj, data, 4, 0);
+
+    sr_send(&e, 0, false);
+    sr_expect(&e, AETH_ACK(0), 0, 0);
+    sr_send(&e, 2, false);
+    sr_expect(&e, AETH_NAK(NAK_PSN_SEQ), 1, 0);
+    sr_send(&e, 1, false);
+    sr_expect(&e, AETH_ACK(0), 1, 0);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_OOO_KEPT), ==, 0);
+    sr_send(&e, 3, false);
+    sr_expect(&e, AETH_NAK(NAK_PSN_SEQ), 2, 0);
+}
+
 static void register_rnic_loss_test(void)
 {
     rt_use_node_b(true);
@@ -628,6 +843,12 @@ static void register_rnic_loss_test(void)
     rt_add_opts("ecn-ce-mark", test_ecn_ce_mark, ",ce-mark=100");
     rt_add("ecn-cnp-sent", test_ecn_cnp_sent);
     rt_add("ecn-cnp-rcvd", test_ecn_cnp_rcvd);
+    rt_add("sr-requester", test_sr_requester);
+    rt_add_opts("sr-requester-off", test_sr_requester_off,
+                ",selective-repeat=off");
+    rt_add("sr-requester-mid", test_sr_requester_mid);
+    rt_add("sr-responder", test_sr_responder);
+    rt_add("sr-responder-plain", test_sr_responder_plain);
     rt_add_stream("stream-backpressure", test_stream_backpressure, false);
     rt_add_stream("stream-coalesce", test_stream_backpressure, true);
     rt_use_node_b(false);

@@ -183,6 +183,7 @@ size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size)
     bth[0] = f->opcode;
     bth[1] = (f->se ? 0x80 : 0) | pad << 4;
     rt_st16(bth + 2, f->pkey);
+    bth[4] = f->resv6 & 0x3f;
     st24(bth + 5, f->dqpn);
     bth[8] = f->ack_req ? 0x80 : 0;
     st24(bth + 9, f->psn);
@@ -283,6 +284,7 @@ static void roce_parse(const uint8_t *buf, size_t len, Roce *f)
     f->pad = (bth[1] >> 4) & 3;
     g_assert_cmpuint(bth[1] & 0x0f, ==, 0);                /* TVer */
     f->pkey = lduw_be_p(bth + 2);
+    f->resv6 = bth[4] & 0x3f;
     f->dqpn = rt_ld24(bth + 5);
     f->ack_req = bth[8] & 0x80;
     f->psn = rt_ld24(bth + 9);

@@ -74,6 +74,7 @@ typedef struct Roce {
     bool ack_req;
     uint8_t pad;
     uint16_t pkey;
+    uint8_t resv6;          /* BTH byte 4's reserved bits: selective repeat */
     uint32_t dqpn;
     uint32_t psn;
     /* extension headers, by opcode */
