@@ -275,10 +275,11 @@ static void rnic_comp_progress(RnicState *s, RnicQP *qp)
  * Resends from comp.psn; false if the retry budget was exhausted.
  * Timeouts and sequence NAKs consume a retry.  A gap seen in a read
  * response stream does not: it is a hint that saves waiting for the
- * timer, and only a packet from the peer can trigger it.
+ * timer, and only a packet from the peer can trigger it.  'cut': the
+ * loss also cuts the congestion window.
  */
-static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
-                            bool consume)
+static bool rnic_comp_retry_cut(RnicState *s, RnicQP *qp, const char *why,
+                                bool consume, bool cut)
 {
     RnicTransport *tp = qp->tp;
 
@@ -291,7 +292,9 @@ static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
         }
         tp->comp.retry_left--;
     }
-    rnic_comp_cwnd_cut(s, qp);
+    if (cut) {
+        rnic_comp_cwnd_cut(s, qp);
+    }
     /* Out-of-order packets of the run just abandoned must not retrigger. */
     tp->comp.rewound = true;
     tp->comp.rtt_busy = false;
@@ -301,6 +304,12 @@ static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
     rnic_comp_ack_timer_del(tp);
     rnic_qp_schedule(s, qp);
     return true;
+}
+
+static bool rnic_comp_retry(RnicState *s, RnicQP *qp, const char *why,
+                            bool consume)
+{
+    return rnic_comp_retry_cut(s, qp, why, consume, true);
 }
 
 /*
@@ -532,7 +541,7 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
     uint8_t syn = p->aeth.syndrome;
     uint32_t psn = p->bth.psn;
     bool probed = tp->comp.probes;
-    uint32_t front;
+    uint32_t front, hole;
 
     /* Everything before the NAK'd PSN arrived. */
     rnic_comp_ack_to(s, qp, rnic_psn_add(psn, -1));
@@ -576,12 +585,16 @@ static void rnic_comp_nak(RnicState *s, RnicQP *qp, const RnicPkt *p)
             return;                     /* already resending from there */
         }
         front = tp->req.psn;
-        if (rnic_comp_retry(s, qp, "sequence nak", !probed) &&
-            (p->bth.resv6 & RNIC_BTH_RESV6_MASK) && qp->type == RNIC_QPT_RC &&
-            s->prop.selective_repeat) {
+        hole = qp->type == RNIC_QPT_RC && s->prop.selective_repeat ?
+               p->bth.resv6 & RNIC_BTH_RESV6_MASK : 0;
+        /*
+         * One packet lost with its followers kept is noise on the path,
+         * not a queue overflowing, and costs one packet: no window cut.
+         */
+        if (rnic_comp_retry_cut(s, qp, "sequence nak", !probed, hole != 1) &&
+            hole) {
             /* The responder kept what follows the hole: resend only it. */
-            rnic_req_resend_hole(s, qp, psn,
-                                 p->bth.resv6 & RNIC_BTH_RESV6_MASK, front);
+            rnic_req_resend_hole(s, qp, psn, hole, front);
             if (tp->req.sr_active) {
                 s->cnt[RNIC_CNT_SR_RESENDS]++;
             }

@@ -659,6 +659,7 @@ static void sr_requester(void *obj, void *data, bool sr)
     rt_assert_no_frame(&e, 100);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, n);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_SR_RESENDS), ==, sr);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 1);
 
     /* A second NAK for the same hole while it is resent changes nothing. */
     rt_send_roce(&e, &nak);
@@ -683,7 +684,8 @@ static void test_sr_requester_off(void *obj, void *data,
 /*
  * A hole in the middle of a message: a 4 KiB SEND (four packets at path
  * MTU 1024) and a short one; the NAK names the second packet alone, which
- * comes back with its own bytes and asking for an ACK, and nothing else.
+ * comes back with its own bytes and asking for an ACK, and nothing else;
+ * a hole of one packet cuts no congestion window.
  */
 static void test_sr_requester_mid(void *obj, void *data,
                                   QGuestAllocator *alloc)
@@ -725,6 +727,8 @@ static void test_sr_requester_mid(void *obj, void *data,
     rt_send_ack(&e, QP_SQ_PSN + 4, 2);
     expect_send_cqes(&e, 2);
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, 1);
+    /* One packet lost, its followers kept: no congestion, no cut. */
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_CWND_CUTS), ==, 0);
 }
 
 /* The test is the requester: SEND_ONLY @psn of 16 bytes of pattern @psn. */
