@@ -576,7 +576,9 @@ static void data_test_clear(void *sockets)
 
     close(test_sockets[0]);
     qos_invalidate_command_line();
-    close(test_sockets[1]);
+    if (test_sockets[1] >= 0) {
+        close(test_sockets[1]);
+    }
     g_free(test_sockets);
 }
 
@@ -677,6 +679,43 @@ void rt_add_stream(const char *name, QOSTestFunc fn, bool coalesce)
 void rt_add_migrate(const char *name, QOSTestFunc fn)
 {
     rt_add_with(name, fn, migrate_test_init, "");
+}
+
+/*
+ * The device on a socket-multicast segment on the loopback interface, as
+ * the launcher joins three or more VMs.  The test's socket sends to the
+ * group (plain datagrams, no length prefix) without joining it.
+ */
+static void *mcast_test_init(GString *cmd_line, void *arg)
+{
+    int *test_sockets = g_new(int, 2);
+    struct in_addr lo = { .s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in group = { .sin_family = AF_INET };
+    int fd, one = 1;
+
+    group.sin_port = htons(g_random_int_range(20000, 40000));
+    group.sin_addr.s_addr = htonl(0xefff0000u |
+                                  g_random_int_range(0x101, 0xfefe));
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &lo,
+                               sizeof(lo)), ==, 0);
+    g_assert_cmpint(setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &one,
+                               sizeof(one)), ==, 0);
+    g_assert_cmpint(connect(fd, (struct sockaddr *)&group, sizeof(group)),
+                    ==, 0);
+    test_sockets[0] = fd;
+    test_sockets[1] = -1;
+    g_string_append_printf(cmd_line, " -netdev socket,id=hs0,mcast=%s:%u,"
+                           "localaddr=127.0.0.1 ", inet_ntoa(group.sin_addr),
+                           ntohs(group.sin_port));
+    g_test_queue_destroy(data_test_clear, test_sockets);
+    return test_sockets;
+}
+
+void rt_add_mcast(const char *name, QOSTestFunc fn)
+{
+    rt_add_with(name, fn, mcast_test_init, "");
 }
 
 

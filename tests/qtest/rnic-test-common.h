@@ -190,6 +190,8 @@ void rt_add_migrate(const char *name, QOSTestFunc fn);
  */
 #define RT_STREAM_SNDBUF        8192
 void rt_add_stream(const char *name, QOSTestFunc fn, bool coalesce);
+/* On a socket-multicast segment: the env's fd sends datagrams to it. */
+void rt_add_mcast(const char *name, QOSTestFunc fn);
 extern char *rt_cmd_line;
 extern int rt_cmd_line_fd;
 /*
