@@ -45,9 +45,10 @@
  * Two AckReq intervals: with a single one in flight, every lost AckReq
  * packet or ACK stalls the QP until the tail-loss probe, while a second
  * one keeps ACKs coming and turns the loss into a sequence NAK.  On a
- * socket-multicast hub this overfills the receive buffer (212,992 bytes
- * by default, about 25 frames of path MTU 4096) at times, which the
- * losses it causes then correct.
+ * socket-multicast hub with the kernel's default receive buffer
+ * (212,992 bytes, about 25 frames of path MTU 4096; patches/qemu/0005
+ * asks for 4 MiB) this overfills it at times, which the losses it causes
+ * then correct.
  */
 #define RNIC_TP_CWND_MIN            (2 * RNIC_TP_ACKREQ_EVERY)
 #define RNIC_TP_CWND_GROW_DIV       4
