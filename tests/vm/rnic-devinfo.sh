@@ -64,8 +64,15 @@ peer=$((1 - RNIC_VM_INDEX))
 v4=RNIC_VM${peer}_RNIC_IP4
 v6=RNIC_VM${peer}_RNIC_IP6
 eth_before=$(cat "$c/eth_rx_pkts")
+# A VM answers pings only while it runs: neither powers off before the
+# other has pinged it (one that finished first used to leave the other
+# retrying into the void).
+rnic-signal wait 7401 240 >/dev/null &
+peer_done=$!
 rnic-retry 10 1 ping -c 3 -W 2 -I "$RNIC_RNIC_NETDEV" "${!v4}" || fail "no IPv4 ping over the rnic netdev"
 rnic-retry 10 1 ping -6 -c 3 -W 2 -I "$RNIC_RNIC_NETDEV" "${!v6}" || fail "no IPv6 ping over the rnic netdev"
+rnic-signal send "$RNIC_PEER_IP4" 7401 || fail "the peer is gone"
+wait "$peer_done" || fail "the peer never finished its pings"
 eth_after=$(cat "$c/eth_rx_pkts")
 [ "$eth_after" -gt "$eth_before" ] || fail "Ethernet RX counter did not move"
 echo "rnic-devinfo: OK on $(hostname)"
