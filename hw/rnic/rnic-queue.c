@@ -818,9 +818,6 @@ void rnic_bh(void *opaque)
         s->bh_deferred = true;
         return;
     }
-    if (s->cmd_pending) {
-        rnic_cmdq_run(s, RNIC_CMD_BUDGET);
-    }
     rnic_db_run(s);
     if (s->overrun_sweep) {
         rnic_overrun_sweep(s);
@@ -852,6 +849,15 @@ void rnic_bh(void *opaque)
             qp->scheduled = true;
             QTAILQ_INSERT_TAIL(&s->work_list, qp, work_next);
         }
+    }
+
+    /*
+     * Commands after the work queues: a WQE whose doorbell the guest rang
+     * before posting a command has then completed, as a driver expects
+     * (RESIZE_CQ must count its CQE, for one).
+     */
+    if (s->cmd_pending) {
+        rnic_cmdq_run(s, RNIC_CMD_BUDGET);
     }
 
     rnic_net_tx_run(s);

@@ -10,6 +10,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "qemu/module.h"
+#include "qobject/qdict.h"
 #include "libqtest.h"
 #include "libqos/qgraph.h"
 #include "libqos/pci.h"
@@ -364,7 +365,8 @@ static void test_cq_resize(void *obj, void *data, QGuestAllocator *alloc)
     Env e;
     struct rnic_qp_attr a;
     struct rnic_cmd cmd;
-    uint32_t moved = 0, out[6];
+    uint32_t moved = 0, out[6], idx;
+    struct rnic_cmd_resp resp;
     uint64_t errs;
     QRnicCq cq;
 
@@ -396,6 +398,22 @@ static void test_cq_resize(void *obj, void *data, QGuestAllocator *alloc)
     expect_flushed(&e, &cq, 200, 2);
     flush_sends(&e, 300, 2);
     expect_flushed(&e, &cq, 300, 2);
+    rt_assert_cq_empty(&e, &cq);
+
+    /*
+     * WQEs whose doorbell came before the command complete before it is
+     * judged, even when both wait for the same run of the device (the VM
+     * is stopped meanwhile): three CQEs do not fit two entries.
+     */
+    g_assert_cmpuint(qrnic_resize_cq(e.r, &cq, 2, &moved), ==, RNIC_CMD_OK);
+    qobject_unref(qtest_qmp(qrnic_qts(e.r), "{'execute': 'stop'}"));
+    flush_sends(&e, 400, 3);
+    qrnic_resize_cq_cmd(e.r, &cq, 1, &cmd);
+    idx = qrnic_cmd_post(e.r, &cmd);
+    qobject_unref(qtest_qmp(qrnic_qts(e.r), "{'execute': 'cont'}"));
+    g_assert_true(qrnic_cmd_wait(e.r, idx, &resp, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(resp.status, ==, RNIC_CMD_ERR_PARAM);
+    expect_flushed(&e, &cq, 400, 3);
     rt_assert_cq_empty(&e, &cq);
 
     /* No such CQ; a bad ring description. */

@@ -315,19 +315,29 @@ uint8_t qrnic_create_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
     return st;
 }
 
+uint64_t qrnic_resize_cq_cmd(QRnic *r, const QRnicCq *cq, unsigned log_size,
+                             struct rnic_cmd *cmd)
+{
+    uint32_t npages = 1 + qrnic_pages((uint64_t)RNIC_CQE_SIZE << log_size);
+    uint64_t buf = qrnic_alloc(r, npages * QRNIC_PAGE);
+
+    qrnic_cmd_init(cmd, RNIC_CMD_RESIZE_CQ);
+    cmd->u.resize_cq.log_size = log_size;
+    cmd->u.resize_cq.cqn = cpu_to_le32(cq->cqn);
+    qrnic_pbl(&cmd->u.resize_cq.ring, buf, npages);
+    return buf;
+}
+
 uint8_t qrnic_resize_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
                         uint32_t *moved)
 {
     uint32_t npages = 1 + qrnic_pages((uint64_t)RNIC_CQE_SIZE << log_size);
-    uint64_t buf = qrnic_alloc(r, npages * QRNIC_PAGE);
     struct rnic_cmd cmd;
     uint32_t out[6];
+    uint64_t buf;
     uint8_t st;
 
-    qrnic_cmd_init(&cmd, RNIC_CMD_RESIZE_CQ);
-    cmd.u.resize_cq.log_size = log_size;
-    cmd.u.resize_cq.cqn = cpu_to_le32(cq->cqn);
-    qrnic_pbl(&cmd.u.resize_cq.ring, buf, npages);
+    buf = qrnic_resize_cq_cmd(r, cq, log_size, &cmd);
     st = qrnic_cmd(r, &cmd, out);
     if (st == RNIC_CMD_OK) {
         g_assert_cmpuint(out[RNIC_OUT_ENTRIES], ==, 1u << log_size);

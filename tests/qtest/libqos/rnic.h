@@ -142,6 +142,9 @@ uint8_t qrnic_create_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
 /* On success the CQ is the new ring's, consumer index 0. */
 uint8_t qrnic_resize_cq(QRnic *r, QRnicCq *cq, unsigned log_size,
                         uint32_t *moved);
+/* A RESIZE_CQ command for a new ring, not posted; returns the ring. */
+uint64_t qrnic_resize_cq_cmd(QRnic *r, const QRnicCq *cq, unsigned log_size,
+                             struct rnic_cmd *cmd);
 uint8_t qrnic_create_qp(QRnic *r, QRnicQp *qp, uint8_t type,
                         uint32_t pdn, uint32_t send_cqn, uint32_t recv_cqn,
                         unsigned sq_log_size, unsigned rq_log_size);
