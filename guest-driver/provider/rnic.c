@@ -280,6 +280,22 @@ static int rnic_load_limits(struct rnic_context *ctx)
 	return 0;
 }
 
+/* A duration in microseconds from the environment, in ns. */
+static uint64_t rnic_env_us(const char *name, uint64_t def_us)
+{
+	const char *v = getenv(name);
+	unsigned long long us;
+	char *end;
+
+	if (!v || !*v)
+		return def_us * 1000;
+	errno = 0;
+	us = strtoull(v, &end, 10);
+	if (errno || *end || us > RNIC_POLL_MAX_US)
+		return def_us * 1000;
+	return us * 1000;
+}
+
 static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd, void *private_data)
 {
@@ -319,6 +335,10 @@ static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 	ctx->max_sge = min_t(uint32_t, resp.drv.max_sge,
 			     RNIC_SQ_MAX_SGE);
 	ctx->caps = resp.drv.caps;
+	ctx->poll_spin_ns = rnic_env_us("RNIC_POLL_SPIN_US",
+					RNIC_POLL_SPIN_US_DEFAULT);
+	ctx->poll_nap_ns = rnic_env_us("RNIC_POLL_NAP_US",
+				       RNIC_POLL_NAP_US_DEFAULT);
 
 	verbs_set_ops(&ctx->ibv_ctx, &rnic_ctx_ops);
 

@@ -117,6 +117,15 @@ struct rnic_device {
 	struct verbs_device ibv_dev;
 };
 
+/*
+ * Empty polls spin this long, then nap this long each (see
+ * rnic_cq_poll_idle); RNIC_POLL_SPIN_US and RNIC_POLL_NAP_US override
+ * them, and a nap of 0 spins for ever.
+ */
+#define RNIC_POLL_SPIN_US_DEFAULT	600
+#define RNIC_POLL_NAP_US_DEFAULT	10
+#define RNIC_POLL_MAX_US		1000000
+
 struct rnic_context {
 	struct verbs_context ibv_ctx;
 	void *db;			/* this context's doorbell page */
@@ -132,6 +141,11 @@ struct rnic_context {
 	uint32_t max_srq_sge;
 	bool has_clock;			/* RNIC_DB_CLOCK and CQE timestamps */
 	uint32_t caps;			/* RNIC_UCTX_CAP_* */
+	/* Empty polls: how long they spin, then how long each naps (ns). */
+	uint64_t poll_spin_ns;
+	uint64_t poll_nap_ns;
+	/* CLOCK_MONOTONIC ns of the first of a run of empty polls; 0: none. */
+	_Atomic uint64_t idle_since;
 
 	pthread_mutex_t qp_table_mutex;
 	struct rnic_qp **qp_table[RNIC_QP_TABLE_SIZE];

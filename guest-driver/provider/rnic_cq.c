@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <util/mmio.h>
 #include <util/udma_barrier.h>
@@ -483,11 +484,57 @@ static void rnic_cq_publish_ci(struct rnic_cq *cq)
 	*(volatile rnic_le32 *)&cq->dbrec->ci = htole32(cq->ci);
 }
 
+/*
+ * The device is emulated on the host CPUs that also run the vCPU polling
+ * it, so a program spinning on empty CQs takes CPU time from the very
+ * device model that is to fill them.  Once no poll of the context has
+ * found anything for poll_spin_ns, each further empty poll naps
+ * poll_nap_ns: the guest CPU idles and the host thread running it
+ * sleeps.  Per context, not per CQ: a program may poll a CQ that stays
+ * empty (its send CQ, say) between polls of one that is busy.  Returns
+ * whether this poll should nap.
+ */
+static bool rnic_cq_poll_idle(struct rnic_context *ctx, bool found)
+{
+	struct timespec ts;
+	uint64_t now, since;
+
+	if (!ctx->poll_nap_ns)
+		return false;
+	if (found) {
+		/* Read first: the store would bounce the line between pollers. */
+		if (atomic_load_explicit(&ctx->idle_since, memory_order_relaxed))
+			atomic_store_explicit(&ctx->idle_since, 0,
+					      memory_order_relaxed);
+		return false;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	since = atomic_load_explicit(&ctx->idle_since, memory_order_relaxed);
+	if (!since) {
+		atomic_store_explicit(&ctx->idle_since, now ? now : 1,
+				      memory_order_relaxed);
+		return false;
+	}
+	return now - since >= ctx->poll_spin_ns;
+}
+
+static void rnic_cq_nap(struct rnic_context *ctx)
+{
+	struct timespec ts = {
+		.tv_sec = ctx->poll_nap_ns / 1000000000ull,
+		.tv_nsec = ctx->poll_nap_ns % 1000000000ull,
+	};
+
+	nanosleep(&ts, NULL);
+}
+
 int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct rnic_context *ctx = to_rctx(ibcq->context);
 	struct rnic_cq *cq = to_rcq(ibcq);
 	uint32_t start;
+	bool nap;
 	int n = 0;
 
 	pthread_spin_lock(&cq->lock);
@@ -497,6 +544,9 @@ int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	if (cq->ci != start)
 		rnic_cq_publish_ci(cq);
 	pthread_spin_unlock(&cq->lock);
+	nap = ne > 0 && rnic_cq_poll_idle(ctx, n > 0);
+	if (nap)
+		rnic_cq_nap(ctx);
 	return n;
 }
 
@@ -579,8 +629,11 @@ static int rnic_cqx_start_poll(struct ibv_cq_ex *cqx,
 		if (cq->ci != start)
 			rnic_cq_publish_ci(cq);
 		pthread_spin_unlock(&cq->lock);
+		if (rnic_cq_poll_idle(ctx, false))
+			rnic_cq_nap(ctx);
 		return ret;
 	}
+	rnic_cq_poll_idle(ctx, true);
 	rnic_cqx_load(cqx, &cq->cur);
 	return 0;
 }

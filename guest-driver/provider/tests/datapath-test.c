@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../rnic.h"
 
@@ -732,6 +734,57 @@ static void test_parent_domain(void)
 	CHECK(atomic_load(&base.refcount) == 1);
 }
 
+/* ---- empty polls nap once they have gone on for poll_spin_ns ---- */
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+/* How long one poll took, in ms; *n gets what it returned. */
+static uint64_t timed_poll(int *n)
+{
+	struct ibv_wc wc[2];
+	uint64_t t0 = mono_ms();
+
+	*n = rnic_poll_cq(&cq->vcq.cq, 2, wc);
+	return mono_ms() - t0;
+}
+
+static void test_poll_nap(void)
+{
+	int n;
+
+	/* Spin 100 ms, then nap 300 ms: slow hosts cannot blur the two. */
+	ctx->poll_spin_ns = 100 * 1000000ull;
+	ctx->poll_nap_ns = 300 * 1000000ull;
+	CHECK(timed_poll(&n) < 250 && n == 0);	/* the empty run starts */
+	CHECK(timed_poll(&n) < 250 && n == 0);
+	usleep(120 * 1000);
+	CHECK(timed_poll(&n) >= 300 && n == 0);	/* spun long enough: naps */
+	CHECK(timed_poll(&n) >= 300 && n == 0);
+
+	/* A completion ends the run: the empty polls after it spin again. */
+	qp->sq.head = qp->sq.tail = 0;
+	qp->sq.wr_id[0] = 50;
+	qp->sq.head = 1;
+	dev_cqe(QPN, 0, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+	CHECK(timed_poll(&n) < 250 && n == 1);
+	CHECK(timed_poll(&n) < 250 && n == 0);
+	CHECK(timed_poll(&n) < 250 && n == 0);
+
+	/* A nap of 0 (RNIC_POLL_NAP_US=0) spins for ever. */
+	ctx->poll_nap_ns = 0;
+	usleep(120 * 1000);
+	CHECK(timed_poll(&n) < 250 && n == 0);
+	ctx->poll_spin_ns = 0;
+	atomic_store(&ctx->idle_since, 0);
+	qp->sq.head = qp->sq.tail = 0;
+}
+
 int main(void)
 {
 	setup();
@@ -748,6 +801,7 @@ int main(void)
 	test_sq_dbrec_absent();
 	test_sq_dbrec();
 	test_parent_domain();
+	test_poll_nap();
 	if (failures) {
 		fprintf(stderr, "datapath-test: %d failure(s)\n", failures);
 		return EXIT_FAILURE;
