@@ -252,32 +252,40 @@ def parse_args(argv):
     return args
 
 
-KVM_PROBE_TIMEOUT = 10
+KVM_PROBE_TIMEOUT = 20
 # Bridges and taps pass jumbo frames: the rnic netdev's default MTU is 4200
 # (RoCE path MTU 4096), and a bridge drops what exceeds a port's MTU.
 TAP_MTU = "9000"
 
 
-def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=True):
-    """(works, why): starts QEMU with KVM and no machine, in a child.
+def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=True,
+              kernel=None):
+    """(works, why): runs a KVM guest in a child QEMU.
 
-    Some hosts have a /dev/kvm that hangs: the child is then abandoned
-    after 'timeout' seconds (a task stuck in the kernel may not even
-    die).  The answer is kept per boot and QEMU binary, so a test
-    suite probes once.
+    With 'kernel', the guest kernel itself boots until it finds no root
+    file system and panics (panic=-1 and -no-reboot make QEMU exit): a
+    host can run firmware under KVM for a while and still stop the
+    kernel with a "KVM internal error" (emulation failure; the VM then
+    sits paused for ever), as nested setups do.  Without one, a bare
+    machine runs for a second.  Some hosts have a /dev/kvm that hangs:
+    the child is then abandoned after 'timeout' seconds (a task stuck in
+    the kernel may not even die).  The answer is kept per boot, QEMU
+    binary and kernel, so a test suite probes once.
     """
     if not os.access(kvm_dev, os.R_OK | os.W_OK):
         return False, "no usable %s" % kvm_dev
+    ident = ""
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as f:
             boot = f.read().strip()
-        st = os.stat(qemu)
+        for path in [qemu] + ([kernel] if kernel else []):
+            st = os.stat(path)
+            ident += " %s %d %d" % (os.path.realpath(path), st.st_size, st.st_mtime_ns)
     except OSError:
-        boot, st = None, None
+        boot = None
     cache = None
-    if boot and st and use_cache:
-        key = hashlib.sha256(("%s %s %d %d" % (boot, os.path.realpath(qemu), st.st_size,
-                                               st.st_mtime_ns)).encode()).hexdigest()[:16]
+    if boot and use_cache:
+        key = hashlib.sha256((boot + ident).encode()).hexdigest()[:16]
         cache = os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp",
                              "rnic-kvm-probe-%s" % key)
         try:
@@ -286,33 +294,43 @@ def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=Tru
             return works == "yes", why.strip()
         except (OSError, ValueError):
             pass
-    # A real machine and vCPU, run for a moment: a host can create KVM VMs
-    # and still fail at the first vCPU register load (nested setups).
-    argv = [qemu, "-accel", "kvm", "-cpu", "host", "-machine", "q35", "-m", "64",
-            "-nodefaults", "-no-user-config", "-display", "none", "-S",
-            "-monitor", "stdio"]
+    argv = [qemu, "-accel", "kvm", "-cpu", "host", "-machine", "q35",
+            "-nodefaults", "-no-user-config", "-display", "none"]
+    if kernel:
+        argv += ["-m", "256", "-no-reboot", "-kernel", kernel,
+                 "-append", "console=ttyS0 panic=-1 root=/dev/rnic-kvm-probe",
+                 "-serial", "stdio", "-monitor", "none"]
+    else:
+        argv += ["-m", "64", "-S", "-monitor", "stdio"]
     try:
-        child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError as e:
         return False, "probe did not start: %s" % e
+    if not kernel:
+        try:
+            child.stdin.write(b"cont\n")
+            child.stdin.flush()
+            time.sleep(1)
+            child.stdin.write(b"quit\n")
+            child.stdin.flush()
+        except OSError:
+            pass
     try:
-        child.stdin.write(b"cont\n")
-        child.stdin.flush()
-        time.sleep(1)
-        child.stdin.write(b"quit\n")
-        child.stdin.flush()
-    except OSError:
-        pass
-    try:
-        rc = child.wait(timeout=timeout)
+        out, _ = child.communicate(timeout=timeout)
+        rc = child.returncode
         works, why = rc == 0, "probe exited with %d" % rc
+        if works and kernel:
+            works = b"Kernel panic" in out
+            why = ("the guest kernel booted to its expected panic" if works else
+                   "QEMU exited without the guest kernel's panic")
     except subprocess.TimeoutExpired:
         try:
             os.killpg(child.pid, signal.SIGKILL)
         except OSError:
             pass
-        works, why = False, "%s did not answer in %gs" % (kvm_dev, timeout)
+        works, why = False, ("%s: no %s in %gs" % (
+            kvm_dev, "guest kernel boot" if kernel else "answer", timeout))
     if cache:
         try:
             with open(cache, "w", encoding="utf-8") as f:
@@ -481,6 +499,18 @@ class VM:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+
+    def kvm_stuck(self):
+        """Whether KVM stopped this VM for good: after a "KVM internal
+        error" QEMU pauses it and nothing will make it run again."""
+        try:
+            size = os.path.getsize(self.qemu_log)
+        except OSError:
+            return False
+        if size == getattr(self, "_log_seen", -1):
+            return False
+        self._log_seen = size
+        return any("KVM internal error" in line for line in self.qemu_log_tail(200))
 
     def qemu_log_tail(self, n=15):
         try:
@@ -932,7 +962,7 @@ class Launcher:
         if not os.access(a.qemu, os.X_OK):
             return self.fail("vm launch", "QEMU binary %s not found" % a.qemu, self.log_path)
         if a.accel == "auto":
-            works, why = kvm_probe(a.qemu)
+            works, why = kvm_probe(a.qemu, kernel=a.kernel)
             self.accel = "kvm" if works else "tcg"
             self.log("accelerator %s (KVM: %s)" % (self.accel, why))
         else:
@@ -967,6 +997,10 @@ class Launcher:
             if all(not vm.alive() for vm in self.vms):
                 break
             for vm in self.vms:
+                if vm.alive() and self.accel == "kvm" and vm.kvm_stuck():
+                    self.log("%s: KVM internal error, the VM cannot go on (run with "
+                             "--accel tcg): killing it" % vm.name)
+                    vm.kill()
                 # Marker printed but no power-off: don't wait forever.
                 if vm.alive() and vm.status is not None and now - vm.status_time > 30:
                     self.log("%s printed its status but did not power off: killing it"

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The launcher's KVM probe against fake QEMUs: KVM is chosen only when the
-# probe quits cleanly; a QEMU that hangs (as on hosts whose /dev/kvm
-# hangs), one that aborts, and a missing or unusable device give TCG.
+# probe quits cleanly and, given a guest kernel, only when that kernel got
+# as far as its expected panic; a QEMU that hangs (as on hosts whose
+# /dev/kvm hangs), one stuck on a "KVM internal error" in the guest
+# kernel, one that aborts, and a missing or unusable device give TCG.
 
 import os
 import sys
@@ -21,6 +23,12 @@ FAKES = {
     "hangs": "exec sleep 60",
     # Aborts at the first vCPU register load.
     "aborts": "kill -ABRT $$",
+    # Boots the guest kernel, which panics without a root file system.
+    "boots": 'echo "[    1.2] Kernel panic - not syncing: VFS: Unable to mount root fs"; exit 0',
+    # Stops the guest kernel with an emulation failure, then sits paused.
+    "internal-error": 'echo "KVM internal error. Suberror: 1" >&2; exec sleep 60',
+    # Exits at once, the kernel never having printed a thing.
+    "silent": "exit 0",
 }
 
 
@@ -37,16 +45,24 @@ def main():
                 f.write("#!/bin/sh\n" + body + "\n")
             os.chmod(path, 0o755)
             fakes[name] = path
+        kernel = os.path.join(d, "vmlinuz")
+        with open(kernel, "w"):
+            pass
         cases = [
-            ("works", fakes["works"], dev, True),
-            ("hangs", fakes["hangs"], dev, False),
-            ("aborts", fakes["aborts"], dev, False),
-            ("no device", fakes["works"], os.path.join(d, "none"), False),
+            ("works", fakes["works"], dev, None, True),
+            ("hangs", fakes["hangs"], dev, None, False),
+            ("aborts", fakes["aborts"], dev, None, False),
+            ("no device", fakes["works"], os.path.join(d, "none"), None, False),
+            ("kernel boots", fakes["boots"], dev, kernel, True),
+            ("kernel hits an internal error", fakes["internal-error"], dev, kernel, False),
+            ("kernel silent", fakes["silent"], dev, kernel, False),
+            ("kernel hangs", fakes["hangs"], dev, kernel, False),
+            ("kernel, no device", fakes["boots"], os.path.join(d, "none"), kernel, False),
         ]
-        for name, qemu, kvm_dev, want in cases:
+        for name, qemu, kvm_dev, kern, want in cases:
             t0 = time.monotonic()
             works, why = vmlaunch.kvm_probe(qemu, kvm_dev=kvm_dev, timeout=3,
-                                            use_cache=False)
+                                            use_cache=False, kernel=kern)
             secs = time.monotonic() - t0
             ok = works == want and secs < 10
             print("%s: %s (%s, %.1fs)" % ("ok" if ok else "FAILED", name, why, secs))
