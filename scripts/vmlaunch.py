@@ -259,7 +259,7 @@ TAP_MTU = "9000"
 
 
 def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=True,
-              kernel=None):
+              kernel=None, firmware_dirs=()):
     """(works, why): runs a KVM guest in a child QEMU.
 
     With 'kernel', the guest kernel itself boots until it finds no root
@@ -267,7 +267,8 @@ def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=Tru
     host can run firmware under KVM for a while and still stop the
     kernel with a "KVM internal error" (emulation failure; the VM then
     sits paused for ever), as nested setups do.  Without one, a bare
-    machine runs for a second.  Some hosts have a /dev/kvm that hangs:
+    machine runs for a second.  'firmware_dirs' go to -L, as for the
+    VMs: a QEMU build tree's binary finds no BIOS without them.  Some hosts have a /dev/kvm that hangs:
     the child is then abandoned after 'timeout' seconds (a task stuck in
     the kernel may not even die).  The answer is kept per boot, QEMU
     binary and kernel, so a test suite probes once.
@@ -281,6 +282,7 @@ def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=Tru
         for path in [qemu] + ([kernel] if kernel else []):
             st = os.stat(path)
             ident += " %s %d %d" % (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        ident += " -L " + " ".join(firmware_dirs)
     except OSError:
         boot = None
     cache = None
@@ -296,6 +298,8 @@ def kvm_probe(qemu, kvm_dev="/dev/kvm", timeout=KVM_PROBE_TIMEOUT, use_cache=Tru
             pass
     argv = [qemu, "-accel", "kvm", "-cpu", "host", "-machine", "q35",
             "-nodefaults", "-no-user-config", "-display", "none"]
+    for d in firmware_dirs:
+        argv += ["-L", d]
     if kernel:
         argv += ["-m", "256", "-no-reboot", "-kernel", kernel,
                  "-append", "console=ttyS0 panic=-1 root=/dev/rnic-kvm-probe",
@@ -962,7 +966,8 @@ class Launcher:
         if not os.access(a.qemu, os.X_OK):
             return self.fail("vm launch", "QEMU binary %s not found" % a.qemu, self.log_path)
         if a.accel == "auto":
-            works, why = kvm_probe(a.qemu, kernel=a.kernel)
+            works, why = kvm_probe(a.qemu, kernel=a.kernel,
+                                   firmware_dirs=a.firmware_dir)
             self.accel = "kvm" if works else "tcg"
             self.log("accelerator %s (KVM: %s)" % (self.accel, why))
         else:

@@ -29,6 +29,9 @@ FAKES = {
     "internal-error": 'echo "KVM internal error. Suberror: 1" >&2; exec sleep 60',
     # Exits at once, the kernel never having printed a thing.
     "silent": "exit 0",
+    # A build tree's binary: no BIOS unless -L names the firmware.
+    "needs-bios": 'case " $* " in *" -L /fw "*) ;; *) exit 1 ;; esac; '
+                  'echo "Kernel panic - not syncing"; exit 0',
 }
 
 
@@ -58,11 +61,14 @@ def main():
             ("kernel silent", fakes["silent"], dev, kernel, False),
             ("kernel hangs", fakes["hangs"], dev, kernel, False),
             ("kernel, no device", fakes["boots"], os.path.join(d, "none"), kernel, False),
+            ("firmware dirs passed", fakes["needs-bios"], dev, kernel, True, ["/fw"]),
+            ("firmware dirs missing", fakes["needs-bios"], dev, kernel, False, []),
         ]
-        for name, qemu, kvm_dev, kern, want in cases:
+        for name, qemu, kvm_dev, kern, want, *fw in cases:
             t0 = time.monotonic()
             works, why = vmlaunch.kvm_probe(qemu, kvm_dev=kvm_dev, timeout=3,
-                                            use_cache=False, kernel=kern)
+                                            use_cache=False, kernel=kern,
+                                            firmware_dirs=fw[0] if fw else ())
             secs = time.monotonic() - t0
             ok = works == want and secs < 10
             print("%s: %s (%s, %.1fs)" % ("ok" if ok else "FAILED", name, why, secs))
