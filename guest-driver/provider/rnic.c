@@ -280,20 +280,26 @@ static int rnic_load_limits(struct rnic_context *ctx)
 	return 0;
 }
 
-/* A duration in microseconds from the environment, in ns. */
-static uint64_t rnic_env_us(const char *name, uint64_t def_us)
+/* A count up to 'max' from the environment; 'def' when unset or bad. */
+static uint64_t rnic_env_num(const char *name, uint64_t def, uint64_t max)
 {
 	const char *v = getenv(name);
-	unsigned long long us;
+	unsigned long long n;
 	char *end;
 
 	if (!v || !*v)
-		return def_us * 1000;
+		return def;
 	errno = 0;
-	us = strtoull(v, &end, 10);
-	if (errno || *end || us > RNIC_POLL_MAX_US)
-		return def_us * 1000;
-	return us * 1000;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || n > max)
+		return def;
+	return n;
+}
+
+/* A duration in microseconds from the environment, in ns. */
+static uint64_t rnic_env_us(const char *name, uint64_t def_us)
+{
+	return rnic_env_num(name, def_us, RNIC_POLL_MAX_US) * 1000;
 }
 
 static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
@@ -339,6 +345,8 @@ static struct verbs_context *rnic_alloc_context(struct ibv_device *ibdev,
 					RNIC_POLL_SPIN_US_DEFAULT);
 	ctx->poll_nap_ns = rnic_env_us("RNIC_POLL_NAP_US",
 				       RNIC_POLL_NAP_US_DEFAULT);
+	ctx->poll_backlog = rnic_env_num("RNIC_POLL_BACKLOG",
+					 RNIC_POLL_BACKLOG_DEFAULT, UINT32_MAX);
 
 	verbs_set_ops(&ctx->ibv_ctx, &rnic_ctx_ops);
 

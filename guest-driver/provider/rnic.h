@@ -125,6 +125,12 @@ struct rnic_device {
 #define RNIC_POLL_SPIN_US_DEFAULT	600
 #define RNIC_POLL_NAP_US_DEFAULT	10
 #define RNIC_POLL_MAX_US		1000000
+/*
+ * An empty poll of a CQ whose send queue had at least this many WQEs
+ * still outstanding at its last send completion naps at once
+ * (RNIC_POLL_BACKLOG overrides; 0 turns it off).
+ */
+#define RNIC_POLL_BACKLOG_DEFAULT	16
 
 struct rnic_context {
 	struct verbs_context ibv_ctx;
@@ -144,6 +150,7 @@ struct rnic_context {
 	/* Empty polls: how long they spin, then how long each naps (ns). */
 	uint64_t poll_spin_ns;
 	uint64_t poll_nap_ns;
+	uint32_t poll_backlog;		/* WQEs; 0: never nap at once */
 	/* CLOCK_MONOTONIC ns of the first of a run of empty polls; 0: none. */
 	_Atomic uint64_t idle_since;
 
@@ -206,6 +213,12 @@ struct rnic_cq {
 	 * a dead device keeps it, since the device can no longer tell.
 	 */
 	uint64_t cur_ts;
+	/*
+	 * WQEs its send queue still held when the last send completion was
+	 * parsed here; under lock.  Unsignaled WQEs may leave it stale
+	 * until the next send completion, which only costs a nap.
+	 */
+	uint32_t sq_backlog;
 };
 
 /* One work queue as the provider sees it; indices are free-running. */

@@ -276,7 +276,7 @@ static bool rnic_wc_opcode(uint8_t op, enum ibv_wc_opcode *out, bool *recv)
  * not outstanding.
  */
 static bool rnic_wq_retire(struct rnic_wq *wq, uint32_t slot, bool in_order,
-			   uint64_t *wr_id)
+			   uint64_t *wr_id, uint32_t *left)
 {
 	uint32_t mask;
 	bool ok = false;
@@ -304,6 +304,8 @@ static bool rnic_wq_retire(struct rnic_wq *wq, uint32_t slot, bool in_order,
 		wq->tail += pos + 1;
 	}
 	*wr_id = wq->wr_id[slot];
+	if (left)
+		*left = wq->head - wq->tail;
 	ok = true;
 out:
 	pthread_spin_unlock(&wq->lock);
@@ -319,6 +321,7 @@ static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 	enum ibv_wc_opcode opcode;
 	struct rnic_wq *wq;
 	struct rnic_qp *qp;
+	uint32_t left = 0;
 	uint64_t wr_id;
 	bool recv;
 
@@ -349,12 +352,14 @@ static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 	else
 		wq = &qp->rq;
 
-	if (!rnic_wq_retire(wq, slot, recv, &wr_id)) {
+	if (!rnic_wq_retire(wq, slot, recv, &wr_id, &left)) {
 		verbs_err_datapath(&ctx->ibv_ctx,
 				   "CQ %u: QP %u %s CQE names slot %u, not outstanding\n",
 				   cq->cqn, qpn, recv ? "recv" : "send", slot);
 		return false;
 	}
+	if (!recv)
+		cq->sq_backlog = left;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = wr_id;
@@ -491,16 +496,25 @@ static void rnic_cq_publish_ci(struct rnic_cq *cq)
  * found anything for poll_spin_ns, each further empty poll naps
  * poll_nap_ns: the guest CPU idles and the host thread running it
  * sleeps.  Per context, not per CQ: a program may poll a CQ that stays
- * empty (its send CQ, say) between polls of one that is busy.  Returns
- * whether this poll should nap.
+ * empty (its send CQ, say) between polls of one that is busy.
+ *
+ * A CQ whose send queue has a deep backlog is the bandwidth case: the
+ * next completion is at least a nap away, and every moment the vCPU
+ * spins is taken from the device working through that backlog, so an
+ * empty poll of it naps at once.  Latency-bound programs have one or two
+ * WQEs outstanding and keep the spin.  Called with cq->lock held;
+ * returns whether this poll should nap.
  */
-static bool rnic_cq_poll_idle(struct rnic_context *ctx, bool found)
+static bool rnic_cq_poll_idle(struct rnic_context *ctx, struct rnic_cq *cq,
+			      bool found)
 {
 	struct timespec ts;
 	uint64_t now, since;
 
 	if (!ctx->poll_nap_ns)
 		return false;
+	if (!found && ctx->poll_backlog && cq->sq_backlog >= ctx->poll_backlog)
+		return true;
 	if (found) {
 		/* Read first: the store would bounce the line between pollers. */
 		if (atomic_load_explicit(&ctx->idle_since, memory_order_relaxed))
@@ -543,8 +557,8 @@ int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		n++;
 	if (cq->ci != start)
 		rnic_cq_publish_ci(cq);
+	nap = ne > 0 && rnic_cq_poll_idle(ctx, cq, n > 0);
 	pthread_spin_unlock(&cq->lock);
-	nap = ne > 0 && rnic_cq_poll_idle(ctx, n > 0);
 	if (nap)
 		rnic_cq_nap(ctx);
 	return n;
@@ -581,7 +595,7 @@ void rnic_cq_clean(struct rnic_cq *cq, struct rnic_qp *qp)
 			if (qp->srq && rnic_wc_opcode(e->opcode, &op, &recv) &&
 			    recv)
 				rnic_wq_retire(&qp->srq->wq, le16toh(e->wqe_idx),
-					       false, &wr_id);
+					       false, &wr_id, NULL);
 			removed++;
 		} else if (removed) {
 			struct rnic_cqe *d = &cq->cqes[(src + removed) & mask];
@@ -626,14 +640,17 @@ static int rnic_cqx_start_poll(struct ibv_cq_ex *cqx,
 	ret = rnic_cq_next_wc(ctx, cq, &cq->cur);
 	if (ret) {
 		/* No end_poll follows: give back what was dropped. */
+		bool nap;
+
 		if (cq->ci != start)
 			rnic_cq_publish_ci(cq);
+		nap = rnic_cq_poll_idle(ctx, cq, false);
 		pthread_spin_unlock(&cq->lock);
-		if (rnic_cq_poll_idle(ctx, false))
+		if (nap)
 			rnic_cq_nap(ctx);
 		return ret;
 	}
-	rnic_cq_poll_idle(ctx, true);
+	rnic_cq_poll_idle(ctx, cq, true);
 	rnic_cqx_load(cqx, &cq->cur);
 	return 0;
 }

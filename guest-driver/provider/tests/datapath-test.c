@@ -776,6 +776,32 @@ static void test_poll_nap(void)
 	CHECK(timed_poll(&n) < 250 && n == 0);
 	CHECK(timed_poll(&n) < 250 && n == 0);
 
+	/*
+	 * A send completion that leaves a deep backlog behind it makes the
+	 * next empty poll nap at once, without the spin; one that leaves a
+	 * shallow backlog does not.
+	 */
+	ctx->poll_backlog = 4;
+	qp->sq.head = qp->sq.tail = 0;
+	qp->sq.wr_id[0] = 51;
+	qp->sq.head = 6;			/* five left after slot 0 */
+	dev_cqe(QPN, 0, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+	CHECK(timed_poll(&n) < 250 && n == 1);
+	CHECK(cq->sq_backlog == 5);
+	CHECK(timed_poll(&n) >= 300 && n == 0);	/* no spin first */
+	qp->sq.wr_id[3] = 52;
+	dev_cqe(QPN, 3, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+	CHECK(timed_poll(&n) < 250 && n == 1);	/* retires 1..3: two left */
+	CHECK(cq->sq_backlog == 2);
+	CHECK(timed_poll(&n) < 250 && n == 0);	/* spins again */
+	ctx->poll_backlog = 0;			/* RNIC_POLL_BACKLOG=0 */
+	qp->sq.wr_id[5] = 53;
+	qp->sq.head = 12;
+	dev_cqe(QPN, 5, RNIC_WC_SEND, RNIC_WC_SUCCESS, 0);
+	CHECK(timed_poll(&n) < 250 && n == 1 && cq->sq_backlog == 6);
+	CHECK(timed_poll(&n) < 250 && n == 0);
+	cq->sq_backlog = 0;
+
 	/* A nap of 0 (RNIC_POLL_NAP_US=0) spins for ever. */
 	ctx->poll_nap_ns = 0;
 	usleep(120 * 1000);
