@@ -300,14 +300,14 @@ def main(argv):
         own, launcher = argv, []
     p = argparse.ArgumentParser(prog="bench.py", description=__doc__.split("\n\n")[1])
     p.add_argument("--smoke", action="store_true", help="tiny runs of 'main' only")
-    p.add_argument("--reps", type=int, help="repetitions (default 3, smoke 1)")
+    p.add_argument("--reps", type=int, help="repetitions (default 5, smoke 1)")
     p.add_argument("--out", help="results directory (default .cache/bench/DATE-TIME)")
     p.add_argument("--no-scale", action="store_true", help="skip the 8-VM scale runs")
     args = p.parse_args(own)
     args.launcher = launcher
     args.smoke = int(args.smoke)
     if args.reps is None:
-        args.reps = 1 if args.smoke else 3
+        args.reps = 1 if args.smoke else 5
     if not args.out:
         args.out = os.path.join(ROOT, ".cache", "bench", time.strftime("%Y%m%d-%H%M%S"))
     return Bench(args).run()
