@@ -673,6 +673,11 @@ void rnic_net_reset(RnicState *s)
     if (s->delay_timer) {
         timer_del(s->delay_timer);
     }
+    rnic_net_fault_reseed(s);
+}
+
+void rnic_net_fault_reseed(RnicState *s)
+{
     s->loss_state = s->prop.loss_seed ? s->prop.loss_seed :
                     RNIC_LOSS_SEED_DEFAULT;
     s->fault_state = s->prop.fault_seed ? s->prop.fault_seed :

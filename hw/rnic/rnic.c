@@ -14,6 +14,7 @@
 #include "qemu/units.h"
 #include "qemu/bitmap.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -304,6 +305,52 @@ static void rnic_reset_hold(Object *obj, ResetType type)
     rnic_reset(RNIC(obj));
 }
 
+/*
+ * The fault percentages may change while the VM runs (qom-set), so one boot
+ * can go through a whole fault matrix.  A change restarts the generators
+ * from their seeds: a setting draws the same sequence however the run got
+ * there.
+ */
+static void rnic_prop_percent_get(Object *obj, Visitor *v, const char *name,
+                                  void *opaque, Error **errp)
+{
+    uint32_t *ptr = object_field_prop_ptr(obj, opaque);
+
+    visit_type_uint32(v, name, ptr, errp);
+}
+
+static void rnic_prop_percent_set(Object *obj, Visitor *v, const char *name,
+                                  void *opaque, Error **errp)
+{
+    uint32_t *ptr = object_field_prop_ptr(obj, opaque);
+    uint32_t val;
+
+    if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    if (val > 100) {
+        error_setg(errp, "rnic: %s=%u is not a percentage (0-100)", name,
+                   val);
+        return;
+    }
+    *ptr = val;
+    if (DEVICE(obj)->realized) {
+        trace_rnic_fault_set(name, val);
+        rnic_net_fault_reseed(RNIC(obj));
+    }
+}
+
+static const PropertyInfo rnic_prop_percent = {
+    .type = "uint32",
+    .description = "percentage (0-100), may change at run time",
+    .realized_set_allowed = true,
+    .get = rnic_prop_percent_get,
+    .set = rnic_prop_percent_set,
+};
+
+#define DEFINE_PROP_PERCENT(name, field) \
+    DEFINE_PROP(name, RnicState, field, rnic_prop_percent, uint32_t)
+
 static const Property rnic_properties[] = {
     DEFINE_NIC_PROPERTIES(RnicState, conf),
     DEFINE_PROP_UINT16("vendor-id", RnicState, prop.vendor_id,
@@ -335,19 +382,19 @@ static const Property rnic_properties[] = {
     DEFINE_PROP_UINT32("max-rd-atom", RnicState, prop.max_rd_atom, 16),
     DEFINE_PROP_UINT32("msix-vectors", RnicState, prop.msix_vectors,
                        RNIC_MSIX_VECTOR_DEFAULT),
-    DEFINE_PROP_UINT32("loss", RnicState, prop.loss, 0),
+    DEFINE_PROP_PERCENT("loss", prop.loss),
     DEFINE_PROP_UINT32("loss-seed", RnicState, prop.loss_seed, 0),
-    DEFINE_PROP_UINT32("reorder", RnicState, prop.reorder, 0),
-    DEFINE_PROP_UINT32("duplicate", RnicState, prop.duplicate, 0),
-    DEFINE_PROP_UINT32("corrupt", RnicState, prop.corrupt, 0),
-    DEFINE_PROP_UINT32("delay", RnicState, prop.delay, 0),
+    DEFINE_PROP_PERCENT("reorder", prop.reorder),
+    DEFINE_PROP_PERCENT("duplicate", prop.duplicate),
+    DEFINE_PROP_PERCENT("corrupt", prop.corrupt),
+    DEFINE_PROP_PERCENT("delay", prop.delay),
     DEFINE_PROP_UINT32("delay-us", RnicState, prop.delay_us, 2000),
     DEFINE_PROP_UINT32("fault-seed", RnicState, prop.fault_seed, 0),
     DEFINE_PROP_BOOL("ecn", RnicState, prop.ecn, true),
     DEFINE_PROP_BOOL("sq-dbrec", RnicState, prop.sq_dbrec, true),
     DEFINE_PROP_BOOL("selective-repeat", RnicState, prop.selective_repeat,
                      true),
-    DEFINE_PROP_UINT32("ce-mark", RnicState, prop.ce_mark, 0),
+    DEFINE_PROP_PERCENT("ce-mark", prop.ce_mark),
     DEFINE_PROP_SIZE("max-host-mem", RnicState, prop.max_host_mem,
                      256 * MiB),
 };

@@ -563,6 +563,7 @@ bool rnic_net_can_receive(NetClientState *nc);
 void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len);
 void rnic_net_tx_run(RnicState *s);
 void rnic_net_reset(RnicState *s);
+void rnic_net_fault_reseed(RnicState *s);
 void rnic_net_init(RnicState *s);       /* realize */
 void rnic_net_fini(RnicState *s);       /* unrealize */
 /* Injected faults: sends due delayed frames and a held reordered one. */

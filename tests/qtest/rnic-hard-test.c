@@ -10,6 +10,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "libqtest-single.h"
+#include "qobject/qdict.h"
 #include "rnic-test-common.h"
 
 #ifndef _WIN32
@@ -660,24 +661,31 @@ static void test_fault_duplicate(void *obj, void *data,
  * corrupt=100 on a QP connected to itself: every looped-back frame has a
  * flipped bit, and the receive side's ICRC check throws each one away.
  */
-static void test_fault_corrupt(void *obj, void *data, QGuestAllocator *alloc)
+/* An RC QP connected to itself (through the device's loopback), in RTS. */
+static void rc_qp_to_self(Env *e)
 {
-    Env e;
     struct rnic_qp_attr a;
-    struct rnic_sge sge;
 
-    rt_env_basic(&e, obj, data);
-    rt_env_rc_qp(&e, RNIC_QPS_INIT);
+    rt_env_rc_qp(e, RNIC_QPS_INIT);
     rt_attr_for(&a, RNIC_QPS_RTR);
     rt_ipv4_gid(DEV_IP, a.av.dgid);
     memcpy(a.av.dmac, rt_dev_mac, 6);
-    a.dest_qpn = cpu_to_le32(e.qp.qpn);
+    a.dest_qpn = cpu_to_le32(e->qp.qpn);
     a.rq_psn = cpu_to_le32(QP_SQ_PSN);
-    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTR, &a), ==,
+    g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, MASK_TO_RTR, &a), ==,
                      RNIC_CMD_OK);
     a.qp_state = RNIC_QPS_RTS;
-    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTS, &a), ==,
+    g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, MASK_TO_RTS, &a), ==,
                      RNIC_CMD_OK);
+}
+
+static void test_fault_corrupt(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_sge sge;
+
+    rt_env_basic(&e, obj, data);
+    rc_qp_to_self(&e);
     rt_sge_of(&sge, &e.mr, 2048, 1024);
     qrnic_post_recv(e.r, &e.qp, 0x10, &sge, 1);
     qrnic_ring_rq(e.r, &e.qp);
@@ -689,6 +697,75 @@ static void test_fault_corrupt(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_ICRC_ERR), ==, 1);
     rt_assert_cq_empty(&e, &e.cq);
     rt_assert_no_frame(&e, 50);
+}
+
+/* qom-set of one fault percentage on the running device; false if refused. */
+static bool fault_set(Env *e, const char *path, const char *prop, int pct)
+{
+    QDict *resp = qtest_qmp(qrnic_qts(e->r), "{'execute': 'qom-set',"
+                            " 'arguments': {'path': %s, 'property': %s,"
+                            " 'value': %d}}", path, prop, pct);
+    bool ok = qdict_haskey(resp, "return");
+
+    qobject_unref(resp);
+    return ok;
+}
+
+static int64_t fault_get(Env *e, const char *path, const char *prop)
+{
+    QDict *resp = qtest_qmp(qrnic_qts(e->r), "{'execute': 'qom-get',"
+                            " 'arguments': {'path': %s, 'property': %s}}",
+                            path, prop);
+    int64_t v = qdict_get_int(resp, "return");
+
+    qobject_unref(resp);
+    return v;
+}
+
+/*
+ * The fault percentages change while the device runs, so one boot can go
+ * through a fault matrix: corrupt=100 set over QMP spoils the next frame,
+ * 101 is refused and changes nothing, and at 0 a frame arrives intact.
+ */
+static void test_fault_runtime(void *obj, void *data, QGuestAllocator *alloc)
+{
+    g_autofree char *path = NULL;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint8_t want[200], got[200];
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    path = rt_qom_path(qrnic_qts(e.r));
+    rc_qp_to_self(&e);
+    rt_sge_of(&sge, &e.mr, 2048, 1024);
+    qrnic_post_recv(e.r, &e.qp, 0x10, &sge, 1);
+    qrnic_ring_rq(e.r, &e.qp);
+
+    g_assert_true(fault_set(&e, path, "corrupt", 100));
+    post_one_send(&e, 1, 200, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_CORRUPT_INJECTED), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_ICRC_ERR), ==, 1);
+    rt_assert_cq_empty(&e, &e.cq);
+
+    g_assert_false(fault_set(&e, path, "corrupt", 101));
+    g_assert_cmpint(fault_get(&e, path, "corrupt"), ==, 100);
+    g_assert_true(fault_set(&e, path, "corrupt", 0));
+    g_assert_cmpint(fault_get(&e, path, "corrupt"), ==, 0);
+
+    /* The tail-loss probe (8 ms) resends it clean, and its data arrives. */
+    qtest_clock_step(qrnic_qts(e.r), 10 * 1000 * 1000);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    rt_fill_pattern(want, sizeof(want), 1);
+    qtest_memread(qrnic_qts(e.r), e.mr.buf + 2048, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), want, sizeof(want));
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_CORRUPT_INJECTED), ==, 1);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_ICRC_ERR), ==, 1);
 }
 
 /* delay=100: a frame leaves only once delay-us of virtual time passed. */
@@ -751,6 +828,7 @@ static void register_rnic_hard_test(void)
     rt_add_opts("fault-reorder", test_fault_reorder, ",reorder=100");
     rt_add_opts("fault-duplicate", test_fault_duplicate, ",duplicate=100");
     rt_add_opts("fault-corrupt", test_fault_corrupt, ",corrupt=100");
+    rt_add("fault-runtime", test_fault_runtime);
     rt_add_opts("fault-delay", test_fault_delay,
                 ",delay=100,delay-us=30000");
 }

@@ -64,27 +64,6 @@ static void test_pm_reset(void *obj, void *data, QGuestAllocator *alloc)
 
 /* ---- the device's state over QMP ---- */
 
-/* The QOM path of the (only) rnic device, which -device made without id. */
-static char *rnic_qom_path(QTestState *qts)
-{
-    QDict *resp = qtest_qmp(qts, "{'execute': 'qom-list', 'arguments':"
-                                 " {'path': '/machine/peripheral-anon'}}");
-    QListEntry *ent;
-    char *path = NULL;
-
-    QLIST_FOREACH_ENTRY(qdict_get_qlist(resp, "return"), ent) {
-        QDict *p = qobject_to(QDict, qlist_entry_obj(ent));
-
-        if (!strcmp(qdict_get_str(p, "type"), "child<rnic>")) {
-            path = g_strdup_printf("/machine/peripheral-anon/%s",
-                                   qdict_get_str(p, "name"));
-        }
-    }
-    qobject_unref(resp);
-    g_assert_nonnull(path);
-    return path;
-}
-
 static QDict *rnic_qom_get(QTestState *qts, const char *path,
                            const char *prop)
 {
@@ -115,7 +94,7 @@ static void test_qom_state(void *obj, void *data, QGuestAllocator *alloc)
     rt_env_rc_qp(&e, RNIC_QPS_RTS);
     g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
     g_assert_cmpuint(qrnic_create_pd(e.r, uctx, &pdn), ==, RNIC_CMD_OK);
-    path = rnic_qom_path(qts);
+    path = rt_qom_path(qts);
 
     resp = rnic_qom_get(qts, path, "objects");
     objs = qdict_get_qdict(resp, "return");
@@ -308,7 +287,7 @@ static void test_migrate_rc(void *obj, void *data, QGuestAllocator *alloc)
     e.fd = fd;
 
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, 1);
-    path = rnic_qom_path(dst);
+    path = rt_qom_path(dst);
     resp = rnic_qom_get(dst, path, "qps");
     qp = qobject_to(QDict, qlist_peek(qdict_get_qlist(resp, "return")));
     g_assert_cmpint(qdict_get_int(qp, "qpn"), ==, e.qp.qpn);

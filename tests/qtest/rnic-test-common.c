@@ -16,6 +16,8 @@
 #include "libqos/qgraph.h"
 #include "libqos/pci.h"
 #include "libqos/rnic.h"
+#include "qobject/qdict.h"
+#include "qobject/qlist.h"
 #include "rnic-test-common.h"
 
 #ifndef _WIN32
@@ -734,6 +736,27 @@ static void *hub_test_init(GString *cmd_line, void *arg)
 void rt_add_pair(const char *name, QOSTestFunc fn, const char *dev_opts)
 {
     rt_add_with(name, fn, hub_test_init, dev_opts);
+}
+
+/* The QOM path of the (only) rnic device, which -device made without id. */
+char *rt_qom_path(QTestState *qts)
+{
+    QDict *resp = qtest_qmp(qts, "{'execute': 'qom-list', 'arguments':"
+                                 " {'path': '/machine/peripheral-anon'}}");
+    QListEntry *ent;
+    char *path = NULL;
+
+    QLIST_FOREACH_ENTRY(qdict_get_qlist(resp, "return"), ent) {
+        QDict *p = qobject_to(QDict, qlist_entry_obj(ent));
+
+        if (!strcmp(qdict_get_str(p, "type"), "child<rnic>")) {
+            path = g_strdup_printf("/machine/peripheral-anon/%s",
+                                   qdict_get_str(p, "name"));
+        }
+    }
+    qobject_unref(resp);
+    g_assert_nonnull(path);
+    return path;
 }
 
 #endif /* _WIN32 */

@@ -172,6 +172,8 @@ void rt_send_wqe(struct rnic_send_wqe *w, uint64_t wr_id, uint8_t opc,
 void rt_fill_pattern(uint8_t *buf, size_t len, uint8_t seed);
 void rt_assert_cq_empty(Env *e, QRnicCq *cq);
 uint64_t rt_guest_errs(QRnic *r);
+/* The QOM path of the (only) rnic device, which -device made without id. */
+char *rt_qom_path(QTestState *qts);
 /* Registers test @name on the "rnic" qos node, with its socketpair netdev. */
 void rt_add(const char *name, QOSTestFunc fn);
 /* Tests registered from now on go on the second rnic node, or not. */
