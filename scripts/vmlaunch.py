@@ -51,7 +51,7 @@ CACHE = os.environ.get("RNIC_CACHE", os.path.join(ROOT, ".cache"))
 MARKER = re.compile(rb"RNIC-EXIT-STATUS=(\d+)")
 # A guest asks the launcher to look at its rnic device from the host (over
 # QMP) with this line; see rnic-host-check in scripts/guest.
-HOST_CHECK = re.compile(rb"RNIC-HOST-CHECK: ([a-z-]+)")
+HOST_CHECK = re.compile(rb"RNIC-HOST-CHECK: ([a-z-]+)((?: [a-z-]+=[0-9]+)*)\s*$")
 HEADER = re.compile(r"^#\s*vmlaunch:(.*)$")
 PR_SET_PDEATHSIG = 1
 KEEP_RUNS = 40
@@ -145,6 +145,15 @@ def parse_args(argv):
                    help="auto (default): KVM when /dev/kvm answers a probe, "
                         "else TCG")
     p.add_argument("--smp", default="1")
+    p.add_argument("--vcpu-nice", type=int, metavar="N",
+                   default=int(os.environ.get("RNIC_VCPU_NICE", "0")),
+                   help="run the VMs' vCPU threads at nice N (1-19; default 0: "
+                        "unchanged).  On a host with fewer cores than busy "
+                        "threads, a guest that spins on memory keeps its "
+                        "core, and the QEMU main loop that runs the NIC "
+                        "waits for the scheduler; a positive N lets the "
+                        "device threads go first, as a NIC's hardware never "
+                        "waits for a host CPU")
     p.add_argument("--machine", default="q35")
     p.add_argument("--net", choices=["auto", "stream", "mcast", "dgram", "tap", "user"],
                    default="auto",
@@ -245,6 +254,8 @@ def parse_args(argv):
         args.vms = 1 if args.net == "user" else 2
     if not 1 <= args.vms <= 250:
         p.error("--vms must be between 1 and 250")
+    if not 0 <= args.vcpu_nice <= 19:
+        p.error("--vcpu-nice must be between 0 and 19")
     if args.firmware_dir is None:
         args.firmware_dir = default_firmware_dirs()
     if args.guest_timeout is None:
@@ -405,7 +416,7 @@ class VM:
     def __init__(self, index, workdir, argv, qmp=None, on_check=None, tag=None):
         self.index = index
         self.qmp = qmp              # the VM's QMP socket
-        self.on_check = on_check    # called with (vm, what) for a host check
+        self.on_check = on_check    # called with (vm, what, args) for a host check
         self.check_failed = None
         self.name = "vm%d" % index
         self.argv = argv
@@ -422,6 +433,7 @@ class VM:
         self.migrations = 0
         self.incoming = None    # the destination QEMU while migrating
         self.next_serials = []  # serial files of QEMUs that took over
+        self.vcpu_niced = False
 
     def start(self, env):
         open(self.serial, "wb").close()
@@ -435,6 +447,17 @@ class VM:
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
+
+    def nice_vcpus(self, nice):
+        """Once QMP answers: every vCPU thread of this QEMU to nice."""
+        try:
+            cpus = qmp_command(self.qmp, "query-cpus-fast", timeout=2)
+            for cpu in cpus:
+                os.setpriority(os.PRIO_PROCESS, cpu["thread-id"], nice)
+        except (OSError, ValueError, RuntimeError, KeyError):
+            return None         # not up yet (or gone): the next pass tries
+        self.vcpu_niced = True
+        return [cpu["thread-id"] for cpu in cpus]
 
     def poll_serial(self, echo):
         self._read_serial(echo)
@@ -476,7 +499,7 @@ class VM:
             self.status_time = time.monotonic()
         c = HOST_CHECK.search(line)
         if c and self.on_check:
-            self.on_check(self, c.group(1).decode())
+            self.on_check(self, c.group(1).decode(), c.group(2).decode().split())
         if echo:
             text = line.decode("utf-8", "replace")
             sys.stdout.write("[%s] %s\n" % (self.name, text))
@@ -487,6 +510,7 @@ class VM:
         the source must have stopped for good."""
         self.proc, self.argv, self.qmp = dest.proc, dest.argv, dest.qmp
         self.qemu_log, self.start_time = dest.qemu_log, dest.start_time
+        self.vcpu_niced = False
         self.next_serials.append(dest.serial)
         self.incoming = None
 
@@ -758,23 +782,44 @@ class Launcher:
 
     # ---- host checks ---------------------------------------------------------
 
-    def host_check(self, vm, what):
+    def host_check(self, vm, what, args=()):
         """
         A guest script asked for a look from the host at its rnic device.
         "objects-idle": no verbs program runs there now, so the device must
         hold no object of any user context (the QOM "objects" property).
         "migrate": live-migrate the VM to a new QEMU (see migrate()).
+        "faults KEY=PCT...": set the device's fault percentages.
         """
         checks = {"objects-idle": self.check_objects_idle,
-                  "migrate": self.migrate}
+                  "migrate": self.migrate,
+                  "faults": lambda vm: self.set_faults(vm, args)}
         try:
             if what not in checks:
                 raise RuntimeError("unknown check %r" % what)
+            if args and what != "faults":
+                raise RuntimeError("%s takes no arguments" % what)
             checks[what](vm)
         except (OSError, ValueError, RuntimeError) as e:
             vm.check_failed = "host check %s: %s" % (what, e)
         if vm.check_failed:
             self.log("%s: %s" % (vm.name, vm.check_failed))
+
+    FAULTS = ("loss", "reorder", "duplicate", "corrupt", "delay", "ce-mark")
+
+    def set_faults(self, vm, args):
+        """The device's fault properties may change at run time (qom-set):
+        one boot goes through a whole fault matrix."""
+        for arg in args:
+            key, val = arg.split("=")
+            if key not in self.FAULTS:
+                raise RuntimeError("%s is not a fault property" % key)
+            qmp_command(vm.qmp, "qom-set", {"path": "/machine/peripheral/rnic0",
+                                            "property": key, "value": int(val)})
+        now = {k: qmp_command(vm.qmp, "qom-get", {"path": "/machine/peripheral/rnic0",
+                                                  "property": k})
+               for k in self.FAULTS}
+        self.log("%s: rnic0 faults now %s" % (vm.name, " ".join(
+            "%s=%d" % kv for kv in now.items())))
 
     def rnic_objects(self, vm):
         return qmp_command(vm.qmp, "qom-get", {"path": "/machine/peripheral/rnic0",
@@ -998,6 +1043,11 @@ class Launcher:
         while True:
             for vm in self.vms:
                 vm.poll_serial(not a.quiet)
+                if a.vcpu_nice and not vm.vcpu_niced and vm.alive():
+                    tids = vm.nice_vcpus(a.vcpu_nice)
+                    if tids:
+                        self.log("%s: vCPU threads %s at nice %d"
+                                 % (vm.name, tids, a.vcpu_nice))
             now = time.monotonic()
             if all(not vm.alive() for vm in self.vms):
                 break

@@ -70,7 +70,7 @@ def main():
         # Serial hand-over: the source printed half a line, then stopped;
         # the rest is in the destination's file.
         seen = []
-        vm = vmlaunch.VM(1, d, src, on_check=lambda v, w: seen.append(w))
+        vm = vmlaunch.VM(1, d, src, on_check=lambda v, w, a: seen.append(w))
         dest = vmlaunch.VM(1, d, dst, tag="mig1")
         with open(vm.serial, "wb") as f:
             f.write(b"before\nRNIC-HOST-CHECK: mig")
