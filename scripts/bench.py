@@ -13,6 +13,10 @@ image, firmware directories).  The runs:
            guest's 'rnic-bench main' alternates every row on rxe and rnic;
   loss     2 VMs, rnic with loss=1: 64 KiB writes at 1% injected loss;
   mcast    2 VMs on a socket-multicast segment: the same 64 KiB writes;
+  nice     2 VMs as in main, their vCPU threads at nice 19 (vmlaunch
+           --vcpu-nice): the latency rows again, on rxe and rnic.  On a host
+           with fewer cores than busy threads, a guest spinning on memory
+           keeps its core while the main loop running the NIC waits;
   scale    8 VMs (four pairs) on a host Linux bridge with tap devices (as
            root) and on a multicast segment: one pair alone, then all four.
 
@@ -58,6 +62,9 @@ ROWS = [
     ("nvme_read_128k", "NVMe-oF 128 KiB seq read", "mbps", "MB/s", True),
 ]
 BW_SIZES = [64, 4096, 65536, 1048576]
+# The 'nice' run: its vCPU threads' nice value, and the rows it repeats.
+NICE = 19
+NICE_ROWS = [r for r in ROWS if r[0] in ("send_lat_8", "write_lat_8")]
 
 
 def memcpy_gbps(size=256 << 20, rounds=8):
@@ -118,7 +125,7 @@ class Bench:
         workdir = os.path.join(self.out, plan)
         env = ["--env", "RNIC_BENCH_REPS=%d" % self.args.reps,
                "--env", "RNIC_BENCH_SMOKE=%d" % self.args.smoke]
-        guest_plan = {"main": "main", "scale-bridge": "scale",
+        guest_plan = {"main": "main", "nice": "latency", "scale-bridge": "scale",
                       "scale-mcast": "scale"}.get(plan, "single")
         argv = [sys.executable, LAUNCHER] + self.args.launcher + [
             "--name", "bench-" + plan, "--workdir", workdir, "-q",
@@ -146,6 +153,8 @@ class Bench:
             self.extra["loss"] = self.launch("loss", ["--rnic", "--rnic-opt", "loss=1",
                                                       "--rnic-opt", "loss-seed=3"])
             self.extra["mcast"] = self.launch("mcast", ["--rnic", "--net", "mcast"])
+            self.extra["nice"] = self.launch("nice", ["--rnic", "--rxe", "--mem", "2048",
+                                                      "--vcpu-nice", str(NICE)])
             if not a.no_scale:
                 if os.geteuid() == 0:
                     self.extra["scale-bridge"] = self.launch(
@@ -208,6 +217,14 @@ class Bench:
             if v is None:
                 missing.append(label)
             add(label, "Gb/s", None, v, True, note)
+        if "nice" in self.extra:
+            for key, label, metric, unit, higher in NICE_ROWS:
+                label += ", vCPUs at nice %d" % NICE
+                rxe = self.value(self.extra["nice"], key, "rxe", metric)
+                rnic = self.value(self.extra["nice"], key, "rnic", metric)
+                if rxe is None or rnic is None:
+                    missing.append(label)
+                add(label, unit, rxe, rnic, higher)
         for plan in ("scale-bridge", "scale-mcast"):
             if plan not in self.extra:
                 continue
