@@ -165,10 +165,10 @@ def parse_args(argv):
                         "10.0.2.2); auto: stream for 2, mcast otherwise")
     p.add_argument("--coalesce", choices=["on", "off"],
                    default=os.environ.get("RNIC_COALESCE", "on"),
-                   help="on a stream network, let the rnic NIC's netdev write "
-                        "the frames of one main-loop pass together "
-                        "(coalesce=on, default); virtio-net's never does, as "
-                        "it slows Soft-RoCE")
+                   help="on a stream or multicast network, let the rnic "
+                        "NIC's netdev send the frames of one main-loop pass "
+                        "together (coalesce=on, default); virtio-net's never "
+                        "does, as it slows Soft-RoCE")
     tcp = p.add_argument_group(
         "two launchers joined over TCP (--net stream; each runs one VM; "
         "PORT carries the virtio NIC's segment, PORT+1 the rnic NIC's)")
@@ -764,7 +764,7 @@ class Launcher:
             for opt in a.rnic_opt:
                 dev += "," + opt
             nd = self.netdev(i, "r0", 1, net)
-            if net == "stream" and a.coalesce == "on":
+            if net in ("stream", "mcast") and a.coalesce == "on":
                 nd += ",coalesce=on"
             argv += ["-netdev", nd, "-device", dev]
         if a.pcap:

@@ -24,6 +24,7 @@
 
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <netinet/udp.h>
 
 #ifndef _WIN32
 
@@ -910,6 +911,169 @@ static void test_mcast_own_echo(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_DROPPED), ==, 2);
 }
 
+/*
+ * Reads datagrams from the group member @fd, cutting GRO batches at the
+ * size the kernel names, until @n frames from the device came: their
+ * lengths go to @len, their bytes to @buf at @stride apart.  Returns how
+ * many reads carried more than one frame.
+ */
+static int mcast_gro_recv(int fd, int n, uint8_t *buf, size_t stride,
+                          size_t *len)
+{
+    static uint8_t dgram[65536];
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = { .iov_base = dgram, .iov_len = sizeof(dgram) };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+    struct cmsghdr *cm;
+    ssize_t size, off, seg;
+    int got = 0, batches = 0, in_read, gso;
+    Roce f;
+
+    while (got < n) {
+        g_assert_cmpint(poll(&pfd, 1, QRNIC_TIMEOUT_MS), ==, 1);
+        msg.msg_control = ctl.buf;
+        msg.msg_controllen = sizeof(ctl.buf);
+        size = recvmsg(fd, &msg, 0);
+        g_assert_cmpint(size, >, 0);
+        g_assert_false(msg.msg_flags & MSG_TRUNC);
+        seg = size;
+        for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+            if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+                memcpy(&gso, CMSG_DATA(cm), sizeof(gso));
+                seg = gso;
+            }
+        }
+        in_read = 0;
+        for (off = 0; off < size; off += seg) {
+            size_t l = MIN(seg, size - off);
+
+            rt_roce_parse(dgram + off, l, &f);
+            if (memcmp(f.smac, rt_dev_mac, 6)) {
+                continue;       /* the test's own frame */
+            }
+            g_assert_cmpint(got, <, n);
+            g_assert_cmpuint(l, <=, stride);
+            memcpy(buf + got * stride, dgram + off, l);
+            len[got++] = l;
+            in_read++;
+        }
+        batches += in_read > 1;
+    }
+    return batches;
+}
+
+/*
+ * coalesce=on on a multicast segment (patches/qemu/0007).  The device's
+ * burst of SENDs at path MTU 4096 (five long frames, two short, five
+ * long) leaves in GSO batches: a member taking GRO batches gets several
+ * frames in one read, and cut where the kernel says they are every
+ * frame, whole and in PSN order.  The other way, a GSO batch of six
+ * SENDs reaches the device as six frames, each in its receive WQE.
+ */
+static void test_mcast_coalesce(void *obj, void *data, QGuestAllocator *alloc)
+{
+    enum { N = 12, LEN = 4096, SHORT = 100, M = 6, MLEN = 512 };
+    static uint8_t frames[N][4352];
+    size_t flen[N], blen = 0;
+    uint8_t pat[LEN], out[M * 640], got[MLEN], want[MLEN];
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctl = {};
+    struct iovec iov = { .iov_base = out };
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1,
+        .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+    };
+    struct cmsghdr *cm;
+    int rx = ((int *)data)[1];
+    Env e;
+    QRnicCq scq;
+    struct rnic_qp_attr a;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint16_t seg;
+    Roce f;
+    size_t len;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_init_qp_on_cq(&e, &scq, 7, 6);
+    rt_attr_for(&a, RNIC_QPS_RTR);
+    a.path_mtu = RNIC_MTU_4096;
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTR, &a), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_RTS, MASK_TO_RTS), ==,
+                     RNIC_CMD_OK);
+    rt_fill_pattern(pat, LEN, 9);
+    qtest_memwrite(qrnic_qts(e.r), e.mr.buf, pat, LEN);
+    for (i = 0; i < N; i++) {
+        rt_sge_of(&sge, &e.mr, 0, i == 5 || i == 6 ? SHORT : LEN);
+        rt_send_wqe(&w, i, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+
+    g_assert_cmpint(mcast_gro_recv(rx, N, frames[0], sizeof(frames[0]), flen),
+                    >=, 1);
+    for (i = 0; i < N; i++) {
+        rt_roce_parse(frames[i], flen[i], &f);
+        g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+        g_assert_cmphex(f.psn, ==, QP_SQ_PSN + i);
+        g_assert_cmpmem(f.payload, f.payload_len, pat,
+                        i == 5 || i == 6 ? SHORT : LEN);
+    }
+    rt_roce_init(&f, OPC_ACK, e.qp.qpn, QP_SQ_PSN + N - 1);
+    f.ack_req = false;
+    f.syndrome = AETH_ACK(0x1f);
+    f.msn = N;
+    len = rt_roce_build(&f, out, sizeof(out));
+    g_assert_cmpint(send(e.fd, out, len, 0), ==, len);
+    for (i = 0; i < N; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &scq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, i);
+    }
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RETRANSMITS), ==, 0);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_TX_PKTS), ==, N);
+
+    for (i = 0; i < M; i++) {
+        rt_sge_of(&sge, &e.mr, i * MLEN, MLEN);
+        qrnic_post_recv(e.r, &e.qp, 0x80 + i, &sge, 1);
+    }
+    qrnic_ring_rq(e.r, &e.qp);
+    for (i = 0; i < M; i++) {
+        rt_fill_pattern(want, MLEN, 0x20 + i);
+        rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN + i,
+                             want, MLEN);
+        len = rt_roce_build(&f, out + blen, sizeof(out) - blen);
+        g_assert_true(i == 0 || len == blen / i);
+        blen += len;
+    }
+    iov.iov_len = blen;
+    seg = blen / M;
+    cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_UDP;
+    cm->cmsg_type = UDP_SEGMENT;
+    cm->cmsg_len = CMSG_LEN(sizeof(seg));
+    memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+    g_assert_cmpint(sendmsg(e.fd, &msg, 0), ==, blen);
+    for (i = 0; i < M; i++) {
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x80 + i);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, MLEN);
+        rt_fill_pattern(want, MLEN, 0x20 + i);
+        qtest_memread(qrnic_qts(e.r), e.mr.buf + i * MLEN, got, MLEN);
+        g_assert_cmpmem(got, MLEN, want, MLEN);
+    }
+}
+
 static void register_rnic_loss_test(void)
 {
     rt_use_node_b(true);
@@ -936,6 +1100,7 @@ static void register_rnic_loss_test(void)
     rt_add_stream("stream-coalesce", test_stream_backpressure, true);
     rt_add_mcast("mcast-burst", test_mcast_burst);
     rt_add_mcast("mcast-own-echo", test_mcast_own_echo);
+    rt_add_mcast_coalesce("mcast-coalesce", test_mcast_coalesce);
     rt_use_node_b(false);
 }
 

@@ -23,6 +23,7 @@
 #ifndef _WIN32
 
 #include <poll.h>
+#include <netinet/udp.h>
 
 const uint8_t rt_dev_mac[6] = QRNIC_MAC;
 const uint8_t rt_peer_mac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
@@ -251,7 +252,7 @@ size_t rt_roce_raw(const uint8_t *bth, size_t n, bool good, uint8_t *buf,
  * Parses a frame the device sent and checks everything below the IBA
  * headers, ICRC included.  @f->payload points into @buf.
  */
-static void roce_parse(const uint8_t *buf, size_t len, Roce *f)
+void rt_roce_parse(const uint8_t *buf, size_t len, Roce *f)
 {
     const uint8_t *ip = buf + L3_OFF;
     const uint8_t *udp = ip + IP4_HLEN;
@@ -358,7 +359,7 @@ void rt_recv_roce_any(Env *e, Roce *f)
 
     g_assert_cmpint(len, >, 0);
     e->frame_len = len;
-    roce_parse(e->frame, len, f);
+    rt_roce_parse(e->frame, len, f);
     g_assert_cmphex(f->sip, ==, DEV_IP);
     g_assert_cmpmem(f->smac, 6, rt_dev_mac, 6);
     g_assert_cmphex(f->pkey, ==, 0xffff);
@@ -718,6 +719,42 @@ static void *mcast_test_init(GString *cmd_line, void *arg)
 void rt_add_mcast(const char *name, QOSTestFunc fn)
 {
     rt_add_with(name, fn, mcast_test_init, "");
+}
+
+/*
+ * The same with coalesce=on; the second test socket is a member of the
+ * group that takes GRO batches, so that it sees how frames were sent.
+ */
+static void *mcast_coalesce_test_init(GString *cmd_line, void *arg)
+{
+    int *test_sockets = mcast_test_init(cmd_line, arg);
+    struct sockaddr_in group;
+    socklen_t glen = sizeof(group);
+    struct ip_mreq mreq = { .imr_interface.s_addr = htonl(INADDR_LOOPBACK) };
+    int fd, one = 1;
+
+    g_assert_cmpint(getpeername(test_sockets[0], (struct sockaddr *)&group,
+                                &glen), ==, 0);
+    mreq.imr_multiaddr = group.sin_addr;
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+                               sizeof(one)), ==, 0);
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&group, sizeof(group)), ==, 0);
+    g_assert_cmpint(setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mreq,
+                               sizeof(mreq)), ==, 0);
+    g_assert_cmpint(setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)),
+                    ==, 0);
+    test_sockets[1] = fd;
+    /* mcast_test_init() ended the netdev's options with a space. */
+    g_string_truncate(cmd_line, cmd_line->len - 1);
+    g_string_append(cmd_line, ",coalesce=on ");
+    return test_sockets;
+}
+
+void rt_add_mcast_coalesce(const char *name, QOSTestFunc fn)
+{
+    rt_add_with(name, fn, mcast_coalesce_test_init, "");
 }
 
 

@@ -135,6 +135,7 @@ void rt_roce_init(Roce *f, uint8_t opcode, uint32_t dqpn, uint32_t psn);
 void rt_roce_init_payload(Roce *f, uint8_t opcode, uint32_t dqpn,
                           uint32_t psn, const uint8_t *payload, size_t len);
 size_t rt_roce_build(const Roce *f, uint8_t *buf, size_t size);
+void rt_roce_parse(const uint8_t *buf, size_t len, Roce *f);
 /* A frame around raw bytes from the BTH on; the ICRC is right if @good. */
 size_t rt_roce_raw(const uint8_t *bth, size_t n, bool good, uint8_t *buf,
                    size_t size);
@@ -194,6 +195,11 @@ void rt_add_migrate(const char *name, QOSTestFunc fn);
 void rt_add_stream(const char *name, QOSTestFunc fn, bool coalesce);
 /* On a socket-multicast segment: the env's fd sends datagrams to it. */
 void rt_add_mcast(const char *name, QOSTestFunc fn);
+/*
+ * The same with coalesce=on; the test data's second socket is a member of
+ * the group that takes UDP GRO batches.
+ */
+void rt_add_mcast_coalesce(const char *name, QOSTestFunc fn);
 extern char *rt_cmd_line;
 extern int rt_cmd_line_fd;
 /*
