@@ -344,18 +344,6 @@ static void flush_sends(Env *e, uint64_t first, uint32_t n)
     qrnic_ring_sq(e->r, &e->qp);
 }
 
-static void expect_flushed(Env *e, QRnicCq *cq, uint64_t first, uint32_t n)
-{
-    struct rnic_cqe cqe;
-    uint32_t i;
-
-    for (i = 0; i < n; i++) {
-        g_assert_true(qrnic_cq_wait(e->r, cq, &cqe, QRNIC_TIMEOUT_MS));
-        g_assert_cmpuint(cqe.status, ==, RNIC_WC_WR_FLUSH_ERR);
-        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, first + i);
-    }
-}
-
 /*
  * RESIZE_CQ carries the CQEs not yet consumed to the new ring, in order,
  * refuses a ring too small for them, and later CQEs land in the new ring.
@@ -377,27 +365,27 @@ static void test_cq_resize(void *obj, void *data, QGuestAllocator *alloc)
                      ==, RNIC_CMD_OK);
     flush_sends(&e, 100, 6);
     /* Two consumed, four left in the ring. */
-    expect_flushed(&e, &cq, 100, 2);
+    rt_expect_cqes(&e, &cq, 100, 2, RNIC_WC_WR_FLUSH_ERR);
 
     errs = rt_guest_errs(e.r);
     g_assert_cmpuint(qrnic_resize_cq(e.r, &cq, 1, &moved), ==,
                      RNIC_CMD_ERR_PARAM);
     g_assert_cmpuint(rt_guest_errs(e.r), ==, errs + 1);
     /* The refused resize changed nothing. */
-    expect_flushed(&e, &cq, 102, 1);
+    rt_expect_cqes(&e, &cq, 102, 1, RNIC_WC_WR_FLUSH_ERR);
 
     g_assert_cmpuint(qrnic_resize_cq(e.r, &cq, 4, &moved), ==, RNIC_CMD_OK);
     g_assert_cmpuint(moved, ==, 3);
-    expect_flushed(&e, &cq, 103, 3);
+    rt_expect_cqes(&e, &cq, 103, 3, RNIC_WC_WR_FLUSH_ERR);
     rt_assert_cq_empty(&e, &cq);
 
     /* Shrinking works as long as what is left fits. */
     flush_sends(&e, 200, 2);
     g_assert_cmpuint(qrnic_resize_cq(e.r, &cq, 1, &moved), ==, RNIC_CMD_OK);
     g_assert_cmpuint(moved, ==, 2);
-    expect_flushed(&e, &cq, 200, 2);
+    rt_expect_cqes(&e, &cq, 200, 2, RNIC_WC_WR_FLUSH_ERR);
     flush_sends(&e, 300, 2);
-    expect_flushed(&e, &cq, 300, 2);
+    rt_expect_cqes(&e, &cq, 300, 2, RNIC_WC_WR_FLUSH_ERR);
     rt_assert_cq_empty(&e, &cq);
 
     /*
@@ -413,7 +401,7 @@ static void test_cq_resize(void *obj, void *data, QGuestAllocator *alloc)
     qobject_unref(qtest_qmp(qrnic_qts(e.r), "{'execute': 'cont'}"));
     g_assert_true(qrnic_cmd_wait(e.r, idx, &resp, QRNIC_TIMEOUT_MS));
     g_assert_cmpuint(resp.status, ==, RNIC_CMD_ERR_PARAM);
-    expect_flushed(&e, &cq, 400, 3);
+    rt_expect_cqes(&e, &cq, 400, 3, RNIC_WC_WR_FLUSH_ERR);
     rt_assert_cq_empty(&e, &cq);
 
     /* No such CQ; a bad ring description. */

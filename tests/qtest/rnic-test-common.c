@@ -24,6 +24,7 @@
 
 #include <poll.h>
 #include <netinet/udp.h>
+#include <sys/ioctl.h>
 
 const uint8_t rt_dev_mac[6] = QRNIC_MAC;
 const uint8_t rt_peer_mac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
@@ -331,6 +332,15 @@ void rt_sock_send(int fd, const uint8_t *buf, size_t len)
     g_assert_cmpint(ret, ==, len);
 }
 
+/* Bytes a datagram socket holds, without waiting. */
+int rt_sock_pending(int fd)
+{
+    int n = 0;
+
+    g_assert_cmpint(ioctl(fd, FIONREAD, &n), ==, 0);
+    return n;
+}
+
 /* Next frame from the device within @timeout_ms, or -1. */
 ssize_t rt_sock_recv(int fd, uint8_t *buf, size_t size, int timeout_ms)
 {
@@ -558,6 +568,20 @@ void rt_fill_pattern(uint8_t *buf, size_t len, uint8_t seed)
     }
 }
 
+/* The next @n CQEs on @cq have @status and wr_ids @first, @first + 1... */
+void rt_expect_cqes(Env *e, QRnicCq *cq, uint64_t first, uint32_t n,
+                    uint8_t status)
+{
+    struct rnic_cqe cqe;
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        g_assert_true(qrnic_cq_wait(e->r, cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, status);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, first + i);
+    }
+}
+
 void rt_assert_cq_empty(Env *e, QRnicCq *cq)
 {
     struct rnic_cqe cqe;
@@ -724,6 +748,8 @@ void rt_add_mcast(const char *name, QOSTestFunc fn)
 /*
  * The same with coalesce=on; the second test socket is a member of the
  * group that takes GRO batches, so that it sees how frames were sent.
+ * What the device sends waits in a filter-buffer until the virtual clock
+ * passes RT_MCAST_FILTER_US.
  */
 static void *mcast_coalesce_test_init(GString *cmd_line, void *arg)
 {
@@ -748,7 +774,9 @@ static void *mcast_coalesce_test_init(GString *cmd_line, void *arg)
     test_sockets[1] = fd;
     /* mcast_test_init() ended the netdev's options with a space. */
     g_string_truncate(cmd_line, cmd_line->len - 1);
-    g_string_append(cmd_line, ",coalesce=on ");
+    g_string_append_printf(cmd_line, ",coalesce=on -object filter-buffer,"
+                           "id=rt-fb,netdev=hs0,queue=rx,interval=%d ",
+                           RT_MCAST_FILTER_US);
     return test_sockets;
 }
 

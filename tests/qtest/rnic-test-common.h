@@ -41,6 +41,9 @@ extern const uint8_t rt_peer_mac[6];
 #define BTH_OFF         (ETH_HLEN + IP4_HLEN + UDP_HLEN)
 
 enum {
+    OPC_SEND_FIRST = 0x00,
+    OPC_SEND_MIDDLE = 0x01,
+    OPC_SEND_LAST = 0x02,
     OPC_SEND_ONLY = 0x04,
     OPC_SEND_ONLY_IMM = 0x05,
     OPC_WRITE_ONLY = 0x0a,
@@ -144,6 +147,7 @@ size_t rt_roce_raw(const uint8_t *bth, size_t n, bool good, uint8_t *buf,
 
 void rt_sock_send(int fd, const uint8_t *buf, size_t len);
 ssize_t rt_sock_recv(int fd, uint8_t *buf, size_t size, int timeout_ms);
+int rt_sock_pending(int fd);
 void rt_recv_roce(Env *e, Roce *f);
 void rt_recv_roce_any(Env *e, Roce *f);
 void rt_assert_no_frame(Env *e, int timeout_ms);
@@ -171,6 +175,9 @@ void rt_sge_of(struct rnic_sge *sge, QRnicMr *mr, uint64_t off,
 void rt_send_wqe(struct rnic_send_wqe *w, uint64_t wr_id, uint8_t opc,
                  unsigned nsge);
 void rt_fill_pattern(uint8_t *buf, size_t len, uint8_t seed);
+/* The next @n CQEs on @cq have @status and wr_ids @first, @first + 1... */
+void rt_expect_cqes(Env *e, QRnicCq *cq, uint64_t first, uint32_t n,
+                    uint8_t status);
 void rt_assert_cq_empty(Env *e, QRnicCq *cq);
 uint64_t rt_guest_errs(QRnic *r);
 /* The QOM path of the (only) rnic device, which -device made without id. */
@@ -197,8 +204,10 @@ void rt_add_stream(const char *name, QOSTestFunc fn, bool coalesce);
 void rt_add_mcast(const char *name, QOSTestFunc fn);
 /*
  * The same with coalesce=on; the test data's second socket is a member of
- * the group that takes UDP GRO batches.
+ * the group that takes UDP GRO batches.  The device's frames wait in a
+ * filter-buffer until the virtual clock passes RT_MCAST_FILTER_US.
  */
+#define RT_MCAST_FILTER_US      1000
 void rt_add_mcast_coalesce(const char *name, QOSTestFunc fn);
 extern char *rt_cmd_line;
 extern int rt_cmd_line_fd;
