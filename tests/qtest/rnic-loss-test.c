@@ -1100,6 +1100,37 @@ static void test_mcast_coalesce(void *obj, void *data, QGuestAllocator *alloc)
     }
 }
 
+/*
+ * coalesce= belongs to the datagram sockets: a stream socket netdev
+ * (listen=) with it is refused with a message, and a multicast one with
+ * it is taken (netdev_add goes through the same checks as -netdev).
+ */
+static void test_socket_coalesce_opts(void *obj, void *data,
+                                      QGuestAllocator *alloc)
+{
+    QTestState *qts = qrnic_qts(obj);
+    QDict *resp;
+    char *mcast;
+
+    resp = qtest_qmp(qts, "{'execute': 'netdev_add', 'arguments':"
+                     " {'type': 'socket', 'id': 'rt-bad',"
+                     " 'listen': '127.0.0.1:0', 'coalesce': true}}");
+    g_assert_true(qdict_haskey(resp, "error"));
+    g_assert_nonnull(strstr(qdict_get_str(qdict_get_qdict(resp, "error"),
+                                          "desc"),
+                            "coalesce= is only valid with mcast= or udp="));
+    qobject_unref(resp);
+    mcast = g_strdup_printf("239.255.77.79:%d",
+                            g_random_int_range(20000, 40000));
+    qtest_qmp_assert_success(qts, "{'execute': 'netdev_add', 'arguments':"
+                             " {'type': 'socket', 'id': 'rt-ok',"
+                             " 'mcast': %s, 'localaddr': '127.0.0.1',"
+                             " 'coalesce': true}}", mcast);
+    g_free(mcast);
+    qtest_qmp_assert_success(qts, "{'execute': 'netdev_del', 'arguments':"
+                             " {'id': 'rt-ok'}}");
+}
+
 static void register_rnic_loss_test(void)
 {
     rt_use_node_b(true);
@@ -1127,6 +1158,7 @@ static void register_rnic_loss_test(void)
     rt_add_mcast("mcast-burst", test_mcast_burst);
     rt_add_mcast("mcast-own-echo", test_mcast_own_echo);
     rt_add_mcast_coalesce("mcast-coalesce", test_mcast_coalesce);
+    rt_add("socket-coalesce-opts", test_socket_coalesce_opts);
     rt_use_node_b(false);
 }
 
