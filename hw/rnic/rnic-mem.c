@@ -446,6 +446,27 @@ void rnic_mw_unbind_qp(RnicState *s, uint32_t qpn)
     }
 }
 
+/*
+ * A bound window is only as good as its MR: still valid, still
+ * registered (a fast-reg MR between LOCAL_INV and REG_MR is not), and
+ * still covering the window's range, checked again at every use.
+ */
+static bool rnic_mw_mr_ok(RnicState *s, const RnicMW *mw)
+{
+    const RnicMR *mr;
+
+    if (mw->mr == 0 || mw->mr > s->prop.max_mr) {
+        return false;
+    }
+    mr = &s->mr[mw->mr];
+    if (!mr->valid || mr->pdn != mw->pdn ||
+        ((mr->flags & RNIC_MR_FLAG_FAST_REG) && !mr->fr_valid)) {
+        return false;
+    }
+    return mw->va >= mr->iova && mw->va - mr->iova <= mr->length &&
+           mw->length <= mr->length - (mw->va - mr->iova);
+}
+
 RnicMemErr rnic_rkey_check(RnicState *s, uint32_t rkey, uint32_t pdn,
                            uint32_t qpn, uint32_t access, uint64_t va,
                            uint64_t len, RnicMR **out)
@@ -461,7 +482,7 @@ RnicMemErr rnic_rkey_check(RnicState *s, uint32_t rkey, uint32_t pdn,
     }
     mw = rnic_mw_of_key(s, rkey);
     if (!mw || !mw->bound || mw->key != (rkey & 0xff) ||
-        !s->mr[mw->mr].valid) {
+        !rnic_mw_mr_ok(s, mw)) {
         err = RNIC_MEM_BAD_KEY;
     } else if (mw->pdn != pdn || (mw->type == 2 && mw->qpn != qpn)) {
         err = RNIC_MEM_BAD_PD;
@@ -555,6 +576,9 @@ bool rnic_key_invalidate(RnicState *s, uint32_t pdn, uint32_t qpn,
         mr = rnic_fr_mr(s, pdn, key);
         if (!mr || mr->key != (key & 0xff)) {
             why = "no such fast-reg MR";
+        } else if (mr->mw_refs) {
+            /* As rxe does: its windows would outlive the registration. */
+            why = "MR has bound memory windows";
         } else {
             mr->fr_valid = false;
         }

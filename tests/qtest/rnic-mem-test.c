@@ -501,6 +501,57 @@ static void mw_bind_errors(Env *ep)
     *ep = e;
 }
 
+/*
+ * A type 2 window holds its fast-reg MR: LOCAL_INV of the MR fails while
+ * the window is bound (as rxe's does), so the MR cannot be registered
+ * again, on other pages and without remote write, under a window that
+ * still grants remote write.  Once the window is gone (with the QP that
+ * bound it), the MR is invalidated and registered again, and neither the
+ * window's rkey nor the new key lets the peer write the new pages.
+ */
+static void test_mw_holds_fr_mr(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint8_t got[32], zero[32] = { 0 };
+    uint64_t pg[2], pg2[2], list, list2;
+    uint32_t key, key2, mw;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    key = next_key(alloc_fr_mr(&e, 2));
+    two_pages(&e, pg, &list);
+    post_reg_mr(&e, 1, key, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_MW_BIND,
+                FR_IOVA, 2 * QRNIC_PAGE, list, 2);
+    expect_send_cqe(&e, 1, RNIC_WC_SUCCESS, RNIC_WC_REG_MR);
+    mw = next_key(alloc_mw(&e, 2));
+    post_bind(&e, 2, mw, key, RNIC_ACCESS_REMOTE_WRITE, FR_IOVA, 256);
+    expect_send_cqe(&e, 2, RNIC_WC_SUCCESS, RNIC_WC_BIND_MW);
+
+    post_local_inv(&e, 3, key);
+    expect_send_cqe(&e, 3, RNIC_WC_LOC_QP_OP_ERR, 0);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+    /* Nor may the MR be deregistered while the window holds it. */
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DEREG_MR, 0, key), ==,
+                     RNIC_CMD_ERR_BUSY);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn), ==,
+                     RNIC_CMD_OK);
+
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    post_local_inv(&e, 4, key);
+    expect_send_cqe(&e, 4, RNIC_WC_SUCCESS, RNIC_WC_LOCAL_INV);
+    two_pages(&e, pg2, &list2);
+    key2 = next_key(key);
+    post_reg_mr(&e, 5, key2, RNIC_ACCESS_LOCAL_WRITE, FR_IOVA,
+                2 * QRNIC_PAGE, list2, 2);
+    expect_send_cqe(&e, 5, RNIC_WC_SUCCESS, RNIC_WC_REG_MR);
+
+    expect_write_refused(&e, mw, FR_IOVA, sizeof(got));
+    expect_write_refused(&e, key2, FR_IOVA, sizeof(got));
+    qtest_memread(qrnic_qts(e.r), pg2[0], got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
+}
+
 /* Memory windows: each phase leaves no window, MR or QP behind. */
 static void test_mw(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -710,6 +761,7 @@ static void register_rnic_mem_test(void)
     rt_add("fast-reg-wqe-errors", test_fast_reg_wqe_errors);
     rt_add("fast-reg-remote-inv", test_fast_reg_remote_inv);
     rt_add("mw", test_mw);
+    rt_add("mw-holds-fr-mr", test_mw_holds_fr_mr);
     rt_add("atomic-write-rx", test_atomic_write_rx);
     rt_add("flush-rx", test_flush_rx);
     rt_add("place-tx", test_place_tx);
