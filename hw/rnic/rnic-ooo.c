@@ -7,14 +7,18 @@
  * responder drops them and the requester sends them all again.  A
  * requester that sets RNIC_BTH_X_SR resends only the hole a NAK names,
  * so its responder keeps what arrives past a gap (up to RNIC_OOO_SLOTS
- * PSNs, RNIC_OOO_DEV_FRAMES frames per device) and runs it, in PSN
- * order, once the gap is filled.  Nothing is executed early: a kept
+ * PSNs, RNIC_OOO_QP_FRAMES frames per QP and RNIC_OOO_DEV_FRAMES per
+ * device, each within the path MTU and charged to max-host-mem) and runs
+ * it, in PSN order, once the gap is filled.  Frames whose gap stays open
+ * for RNIC_OOO_MAX_AGE_NS are given up, so that idle QPs, or a peer that
+ * never fills its gaps, cannot hold the pool.  Nothing is executed early: a kept
  * request takes exactly the path it would have taken in order, so
  * SENDs, READs and atomics need nothing special.  A peer without the
  * bit (rxe, real NICs) gets plain go-back-N.
  */
 
 #include "qemu/osdep.h"
+#include "qemu/timer.h"
 #include "rnic-transport.h"
 #include "trace.h"
 
@@ -24,12 +28,59 @@ static bool rnic_ooo_wanted(RnicState *s, RnicQP *qp, const RnicPkt *p)
            (p->bth.resv6 & RNIC_BTH_X_SR);
 }
 
-static void rnic_ooo_free_slot(RnicState *s, RnicOoo *o, RnicOooSlot *sl)
+/* Takes the frame out of its slot; the caller owns (and frees) it. */
+static uint8_t *rnic_ooo_take(RnicState *s, RnicOoo *o, RnicOooSlot *sl)
 {
-    g_free(sl->frame);
+    uint8_t *frame = sl->frame;
+
     sl->frame = NULL;
     o->count--;
     s->ooo_frames--;
+    rnic_host_mem_uncharge(s, sl->len);
+    return frame;
+}
+
+static void rnic_ooo_free_slot(RnicState *s, RnicOoo *o, RnicOooSlot *sl)
+{
+    g_free(rnic_ooo_take(s, o, sl));
+}
+
+/* Frees @tp's frames kept before @cutoff. */
+static void rnic_ooo_age_qp(RnicState *s, RnicTransport *tp, int64_t cutoff)
+{
+    RnicOoo *o = tp->ooo;
+    unsigned i;
+
+    if (!o || o->draining) {
+        return;
+    }
+    for (i = 0; i < RNIC_OOO_SLOTS && o->count; i++) {
+        RnicOooSlot *sl = &o->slot[i];
+
+        if (sl->frame && sl->kept_ns < cutoff) {
+            trace_rnic_tp_ooo(tp->qp->qpn, "aged out", sl->pkt.bth.psn,
+                              tp->resp.epsn);
+            rnic_ooo_free_slot(s, o, sl);
+        }
+    }
+}
+
+/* Now and then, the whole device: what idle QPs keep goes too. */
+static void rnic_ooo_sweep(RnicState *s, int64_t now)
+{
+    uint32_t i;
+
+    if (!s->ooo_frames || now - s->ooo_swept_ns < RNIC_OOO_SWEEP_NS) {
+        return;
+    }
+    s->ooo_swept_ns = now;
+    for (i = 0; i < s->prop.max_qp + 2 && s->ooo_frames; i++) {
+        RnicQP *qp = s->qp[i];
+
+        if (qp && qp->tp) {
+            rnic_ooo_age_qp(s, qp->tp, now - RNIC_OOO_MAX_AGE_NS);
+        }
+    }
 }
 
 bool rnic_ooo_keep(RnicState *s, RnicQP *qp, const RnicPkt *p,
@@ -38,11 +89,20 @@ bool rnic_ooo_keep(RnicState *s, RnicQP *qp, const RnicPkt *p,
 {
     RnicTransport *tp = qp->tp;
     RnicOoo *o = tp->ooo;
+    uint32_t mtu = rnic_mtu_to_bytes(qp->path_mtu);
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     RnicOooSlot *sl;
 
     if (!rnic_ooo_wanted(s, qp, p) || diff <= 0 || diff >= RNIC_OOO_SLOTS) {
         return false;
     }
+    /* Only what could be run in order: nothing past the path MTU. */
+    if (p->payload_len > mtu || len > mtu + RNIC_OOO_HDR_ROOM) {
+        trace_rnic_tp_ooo(qp->qpn, "larger than the path MTU", p->bth.psn,
+                          tp->resp.epsn);
+        return false;
+    }
+    rnic_ooo_sweep(s, now);
     if (!o) {
         /* Charged like the QP's own state, which it belongs to. */
         if (!rnic_host_mem_charge(s, sizeof(*o))) {
@@ -61,17 +121,29 @@ bool rnic_ooo_keep(RnicState *s, RnicQP *qp, const RnicPkt *p,
         }
         rnic_ooo_free_slot(s, o, sl);   /* stale: behind epsn by now */
     }
+    if (o->count >= RNIC_OOO_QP_FRAMES) {
+        trace_rnic_tp_ooo(qp->qpn, "QP's share full", p->bth.psn,
+                          tp->resp.epsn);
+        return false;
+    }
     if (s->ooo_frames >= RNIC_OOO_DEV_FRAMES) {
         trace_rnic_tp_ooo(qp->qpn, "device buffer full", p->bth.psn,
                           tp->resp.epsn);
         return false;
     }
+    if (!rnic_host_mem_charge(s, len)) {
+        trace_rnic_tp_ooo(qp->qpn, "max-host-mem reached", p->bth.psn,
+                          tp->resp.epsn);
+        return false;
+    }
     sl->frame = g_try_malloc(len);
     if (!sl->frame) {
+        rnic_host_mem_uncharge(s, len);
         return false;
     }
     memcpy(sl->frame, frame, len);
     sl->len = len;
+    sl->kept_ns = now;
     sl->pkt = *p;
     sl->flags = flags;
     o->count++;
@@ -138,10 +210,7 @@ void rnic_ooo_drain(RnicState *s, RnicQP *qp)
             break;
         }
         run = *sl;
-        frame = run.frame;
-        sl->frame = NULL;
-        o->count--;
-        s->ooo_frames--;
+        frame = rnic_ooo_take(s, o, sl);
         trace_rnic_tp_ooo(qp->qpn, "run", epsn, epsn);
         rnic_resp_request(s, qp, &run.pkt, frame, run.len, run.flags);
         if (tp->resp.epsn == epsn) {

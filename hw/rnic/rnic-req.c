@@ -847,6 +847,10 @@ void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
     }
     trace_rnic_tp_state(qp->qpn, old_state, qp->state, qp->sq_psn,
                         qp->rq_psn);
+    /* Kept frames passed the source check of the old address vector. */
+    if (attr_mask & RNIC_QP_ATTR_AV) {
+        rnic_ooo_clear(tp);
+    }
     switch (qp->state) {
     case RNIC_QPS_RESET:
     case RNIC_QPS_INIT:

@@ -279,12 +279,29 @@ typedef struct RnicResp {
  * requester then resends them).
  */
 #define RNIC_OOO_SLOTS              128     /* PSNs past epsn, power of two */
-/* Frames all QPs of a device may keep at once (about 4 MiB). */
+/*
+ * Frames all QPs of a device may keep at once: each is at most a path MTU
+ * (4096) plus headers, so about 4.3 MiB, and each is charged to
+ * max-host-mem as well.
+ */
 #define RNIC_OOO_DEV_FRAMES         1024
+/* Frames one QP may keep: no QP, real or spoofed, takes the whole pool. */
+#define RNIC_OOO_QP_FRAMES          64
+/* Room for the headers of a kept frame besides its payload (path MTU). */
+#define RNIC_OOO_HDR_ROOM           192
+/*
+ * A kept frame older than this (virtual time) is given up: the gap before
+ * it was never filled, so its requester has long since gone back to it.
+ * Frames on idle QPs would otherwise hold the pool for ever.
+ */
+#define RNIC_OOO_MAX_AGE_NS         (100 * 1000 * 1000)
+/* How often the whole device is swept for such frames, at most. */
+#define RNIC_OOO_SWEEP_NS           (10 * 1000 * 1000)
 
 typedef struct RnicOooSlot {
     uint8_t *frame;         /* NULL: empty */
-    uint32_t len;
+    uint32_t len;           /* also the bytes charged to max-host-mem */
+    int64_t kept_ns;        /* virtual clock when it was kept */
     uint32_t flags;         /* RNIC_HDR_* | RNIC_OPF_* of the opcode */
     RnicPkt pkt;            /* parsed; its offsets point into 'frame' */
 } RnicOooSlot;

@@ -376,6 +376,7 @@ struct RnicState {
     /* RC QPs whose ACK waits for the end of the receive batch. */
     uint32_t ack_owed[RNIC_ACK_OWED_MAX];
     uint32_t ooo_frames;        /* frames in all QPs' reorder buffers */
+    int64_t ooo_swept_ns;       /* when stale kept frames were last freed */
     uint32_t n_ack_owed;
 
     /* Live migration (rnic-migrate.c). */

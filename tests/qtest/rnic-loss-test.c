@@ -817,6 +817,80 @@ static void test_sr_responder(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_RTR);
 }
 
+/* The host memory the device's objects hold now (QOM "objects"). */
+static uint64_t host_mem(QRnic *r)
+{
+    QTestState *qts = qrnic_qts(r);
+    g_autofree char *path = rt_qom_path(qts);
+    QDict *resp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments':"
+                                 " {'path': %s, 'property': 'objects'}}",
+                            path);
+    QDict *ret = qdict_get_qdict(resp, "return");
+    uint64_t val;
+
+    g_assert_nonnull(ret);
+    val = qdict_get_int(ret, "host-mem");
+    qobject_unref(resp);
+    return val;
+}
+
+static void drain_frames(Env *e)
+{
+    Roce f;
+
+    qrnic_settle(e->r);
+    while (rt_sock_pending(e->fd) > 0) {
+        rt_recv_roce_any(e, &f);
+    }
+}
+
+/*
+ * What the reorder buffer keeps is bounded: a request larger than the
+ * path MTU is only NAKed, never kept; one QP keeps at most 64 frames;
+ * each kept frame is charged to max-host-mem; and frames whose gap stays
+ * open are given up after 100 ms (virtual), their memory returned, so
+ * that a peer, or a spoofer, cannot hold the device's pool.
+ */
+static void test_sr_responder_limits(void *obj, void *data,
+                                     QGuestAllocator *alloc)
+{
+    uint8_t big[1100] = { 0 };
+    uint64_t base, full;
+    Roce f;
+    Env e;
+    int i;
+
+    rtr_with_recvs(&e, obj, data, 4, 0);        /* path MTU 1024 */
+    base = host_mem(e.r);
+    sr_send(&e, 0, true);
+    sr_expect(&e, AETH_ACK(0), 0, 0);
+
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN + 2, big,
+                         sizeof(big));
+    f.resv6 = BTH_X_SR;
+    rt_send_roce(&e, &f);
+    sr_expect(&e, AETH_NAK(NAK_PSN_SEQ), 1, 0);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_OOO_KEPT), ==, 0);
+    g_assert_cmpuint(host_mem(e.r), ==, base);
+
+    for (i = 3; i < 103; i++) {
+        sr_send(&e, i, true);
+    }
+    drain_frames(&e);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_OOO_KEPT), ==, 64);
+    full = host_mem(e.r);
+    /* The buffer's own state, and each frame. */
+    g_assert_cmpuint(full - base, >=, 64 * (BTH_OFF + 16));
+
+    qtest_clock_step(qrnic_qts(e.r), 200ull * 1000 * 1000);
+    sr_send(&e, 103, true);
+    drain_frames(&e);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_OOO_KEPT), ==, 65);
+    /* 64 frames went, one came. */
+    g_assert_cmpuint(full - host_mem(e.r), >=, 63 * (BTH_OFF + 16));
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_RTR);
+}
+
 /*
  * A requester that does not mark its requests (rxe, a real NIC) gets
  * go-back-N: nothing is kept, the NAK names no hole, and once the hole
@@ -1153,6 +1227,7 @@ static void register_rnic_loss_test(void)
     rt_add("sr-requester-mid", test_sr_requester_mid);
     rt_add("sr-responder", test_sr_responder);
     rt_add("sr-responder-plain", test_sr_responder_plain);
+    rt_add("sr-responder-limits", test_sr_responder_limits);
     rt_add_stream("stream-backpressure", test_stream_backpressure, false);
     rt_add_stream("stream-coalesce", test_stream_backpressure, true);
     rt_add_mcast("mcast-burst", test_mcast_burst);
