@@ -687,6 +687,12 @@ static uint8_t cmd_resize_cq(RnicCmdCtx *c)
         return rnic_cmd_err_dma(c, 0);
     }
     rnic_pbl_free(s, &old);
+    /*
+     * Each CQE moved is a read and two writes: charge them as the page
+     * list loads are charged, or a guest whose dbrec claims a full ring
+     * gets a dozen 64K-CQE moves into one run.
+     */
+    s->cmd_cost += moved / RNIC_CQ_MOVE_PER_UNIT;
     c->out[RNIC_OUT_ENTRIES] = 1u << q->log_size;
     c->out[RNIC_OUT_MOVED] = moved;
     trace_rnic_cq_resize(cqn, 1u << q->log_size, moved);

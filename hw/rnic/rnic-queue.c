@@ -844,7 +844,12 @@ void rnic_bh(void *opaque)
         qp->scheduled = false;
         total -= budget;
         rnic_tp_qp_run(s, qp, &budget);
-        total += MAX(budget, 0);
+        /*
+         * What the QP left, or what it overspent: a REG_MR WQE charges
+         * its page list and may drive the budget far below zero, and the
+         * run pays for all of it, not only for the QP's share.
+         */
+        total += budget;
         if (budget <= 0 && !qp->scheduled) {
             qp->scheduled = true;
             QTAILQ_INSERT_TAIL(&s->work_list, qp, work_next);

@@ -43,6 +43,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(RnicState, RNIC)
 /* QPs remembered per receive batch for its closing ACKs; more ACK at once. */
 #define RNIC_ACK_OWED_MAX           32
 
+/* CQEs RESIZE_CQ moves per work unit (a unit is about one 4 KiB DMA). */
+#define RNIC_CQ_MOVE_PER_UNIT       16
+
 /* A guest value was refused: trace, LOG_GUEST_ERROR, count. */
 #define RNIC_GUEST_ERR(s, fmt, ...)                                        \
     do {                                                                   \

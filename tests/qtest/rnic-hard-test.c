@@ -259,6 +259,77 @@ static void test_cmd_flood_fair(void *obj, void *data, QGuestAllocator *alloc)
     qrnic_fini_second(&r2);
 }
 
+/*
+ * RESIZE_CQ between two rings of 64K entries, over and over: each move
+ * carries a whole ring (the dbrec claims nothing is consumed), three DMA
+ * accesses per CQE.  Charged for what it moves, one such command fills a
+ * run, so a command on a second device completes long before the queue
+ * of moves is through; charged as one command, the whole queue ran in
+ * the first run.
+ */
+static void test_resize_flood_fair(void *obj, void *data,
+                                   QGuestAllocator *alloc)
+{
+    const unsigned log_size = 16;
+    const uint32_t n = 14;      /* the 16-entry queue, less EQ and CQ */
+    const uint32_t npages = 1 + (RNIC_CQE_SIZE << log_size) / QRNIC_PAGE;
+    QRnic *r = obj;
+    QRnic r2;
+    QTestState *qts = qrnic_qts(r);
+    struct rnic_cmd_resp resp;
+    struct rnic_cmd cmd;
+    uint64_t ring[2];
+    uint32_t out[6];
+    uint32_t i, idx, ci, cqn;
+
+    qrnic_init_second(&r2, r, RT_SLOT2);
+    qrnic_enable(&r2);
+    qrnic_enable(r);
+    g_assert_cmpuint(qrnic_create_eq(r, &(QRnicEq){ 0 }, 0, 8), ==,
+                     RNIC_CMD_OK);
+    ring[0] = qrnic_alloc(r, (size_t)npages * QRNIC_PAGE);
+    ring[1] = qrnic_alloc(r, (size_t)npages * QRNIC_PAGE);
+    /* Ring 0's consumer is a whole ring behind: 64K CQEs to move. */
+    qtest_writel(qts, ring[0], -(1u << log_size));
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_CQ);
+    cmd.u.create_cq.log_size = log_size;
+    pbl_contig(&cmd.u.create_cq.ring, ring[0], npages);
+    g_assert_cmpuint(qrnic_cmd(r, &cmd, out), ==, RNIC_CMD_OK);
+    cqn = out[RNIC_OUT_HANDLE];
+
+    /* All of them behind one doorbell, as a driver batching would. */
+    for (i = 0; i < n; i++) {
+        uint32_t slot = (r->cmdq_pi + i) & ((1u << r->cmdq_log_size) - 1);
+
+        qrnic_cmd_init(&cmd, RNIC_CMD_RESIZE_CQ);
+        cmd.hdr.cookie = cpu_to_le32(0x5000 + i);
+        cmd.u.resize_cq.cqn = cpu_to_le32(cqn);
+        cmd.u.resize_cq.log_size = log_size;
+        pbl_contig(&cmd.u.resize_cq.ring, ring[(i + 1) % 2], npages);
+        qtest_memwrite(qts, r->cmdq + (uint64_t)slot * RNIC_CMD_ENTRY_SIZE,
+                       &cmd, sizeof(cmd));
+    }
+    idx = r->cmdq_pi + n - 1;
+    r->cmdq_pi += n;
+    qrnic_writel(r, RNIC_REG_CMDQ_PI, r->cmdq_pi);
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_PD);
+    i = qrnic_cmd_post(&r2, &cmd);
+    g_assert_true(qrnic_cmd_wait(&r2, i, &resp, 20 * QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(resp.status, ==, RNIC_CMD_OK);
+    ci = qrnic_readl(r, RNIC_REG_CMDQ_CI);
+    g_test_message("first device done with %u of %u moves", ci - 2, n);
+    g_assert_cmpuint(ci - 2, <, n);
+
+    /* Every move completes, each with the whole ring. */
+    g_assert_true(qrnic_cmd_wait(r, idx, &resp, 60 * QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(resp.status, ==, RNIC_CMD_OK);
+    g_assert_cmphex(le32_to_cpu(resp.cookie), ==, 0x5000 + n - 1);
+    g_assert_cmpuint(le32_to_cpu(resp.out[RNIC_OUT_MOVED]), ==,
+                     1u << log_size);
+    qrnic_fini_second(&r2);
+}
+
 /* Counts the CQEs the device has written so far in a fresh CQ. */
 static uint32_t cq_count_written(QRnic *r, QRnicCq *cq)
 {
@@ -819,6 +890,10 @@ static void register_rnic_hard_test(void)
     rt_add_opts("host-mem-cap", test_host_mem_cap, ",max-host-mem=1M");
     rt_add_pair("cmd-flood-fair", test_cmd_flood_fair, ",max-mr=1024");
     rt_add("flush-budget", test_flush_budget);
+    /* The first node's list of tests is near the qos graph's depth cap. */
+    rt_use_node_b(true);
+    rt_add_pair("resize-flood-fair", test_resize_flood_fair, "");
+    rt_use_node_b(false);
     rt_add("rd-atomic-none", test_rd_atomic_none);
     rt_add("rd-atomic-limit", test_rd_atomic_limit);
     rt_add("rx-source-check", test_rx_source_check);
