@@ -46,7 +46,7 @@ static bool rnic_cmdq_valid(RnicState *s)
         return false;
     }
     bytes = (uint64_t)RNIC_CMD_ENTRY_SIZE << s->cmdq_log_size;
-    if (!s->cmdq_base || (s->cmdq_base & 0xfff) ||
+    if ((s->cmdq_base & 0xfff) ||
         s->cmdq_base > UINT64_MAX - bytes) {
         trace_rnic_err_cmdq_config("base", s->cmdq_base);
         RNIC_GUEST_ERR(s, "CMDQ_BASE 0x%" PRIx64 " invalid", s->cmdq_base);

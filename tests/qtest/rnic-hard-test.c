@@ -883,6 +883,35 @@ static void test_fuzz_cmdq_log_size(void *obj, void *data,
     qrnic_enable(r);
 }
 
+/*
+ * GPA 0 is memory like any other: a command queue may live there (it
+ * was refused, a leftover of "address 0 means failure").
+ */
+static void test_cmdq_at_gpa0(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QRnic *r = obj;
+    QTestState *qts = qrnic_qts(r);
+    struct rnic_cmd cmd;
+    int i;
+
+    g_assert_cmphex(qrnic_try_enable(r, 0, 2) & RNIC_STATUS_READY, ==,
+                    RNIC_STATUS_READY);
+    /* libqos takes a zero queue address for "not enabled": by hand. */
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_PD);
+    cmd.hdr.cookie = cpu_to_le32(0xc0de);
+    qtest_memwrite(qts, 0, &cmd, sizeof(cmd));
+    qrnic_writel(r, RNIC_REG_CMDQ_PI, 1);
+    for (i = 0; i < 1000 && !qtest_readb(qts, offsetof(struct rnic_cmd,
+                                                       resp.done)); i++) {
+        g_usleep(1000);
+    }
+    qtest_memread(qts, 0, &cmd, sizeof(cmd));
+    g_assert_cmpuint(cmd.resp.done, ==, 1);
+    g_assert_cmpuint(cmd.resp.status, ==, RNIC_CMD_OK);
+    g_assert_cmphex(le32_to_cpu(cmd.resp.cookie), ==, 0xc0de);
+    g_assert_cmpuint(le32_to_cpu(cmd.resp.out[RNIC_OUT_HANDLE]), !=, 0);
+}
+
 static void register_rnic_hard_test(void)
 {
     rt_add("ack-timer-eq-on-bar", test_ack_timer_eq_on_bar);
@@ -893,6 +922,7 @@ static void register_rnic_hard_test(void)
     /* The first node's list of tests is near the qos graph's depth cap. */
     rt_use_node_b(true);
     rt_add_pair("resize-flood-fair", test_resize_flood_fair, "");
+    rt_add("cmdq-at-gpa0", test_cmdq_at_gpa0);
     rt_use_node_b(false);
     rt_add("rd-atomic-none", test_rd_atomic_none);
     rt_add("rd-atomic-limit", test_rd_atomic_limit);
