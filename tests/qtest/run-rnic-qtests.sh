@@ -25,6 +25,10 @@ qos_test="$build/tests/qtest/qos-test"
 QTEST_QEMU_BINARY=${QTEST_QEMU_BINARY:-$build/qemu-system-x86_64}
 timeout_s=${RNIC_QTEST_TIMEOUT:-120}
 export QTEST_QEMU_BINARY
+# glibc fills freed and new heap blocks with this byte, so a use after
+# free in the device reads garbage and fails loudly instead of passing.
+MALLOC_PERTURB_=${MALLOC_PERTURB_:-165}
+export MALLOC_PERTURB_
 
 for f in "$qos_test" "$QTEST_QEMU_BINARY"; do
     if [ ! -x "$f" ]; then
