@@ -228,7 +228,7 @@ uint8_t rnic_cmd_write_out(RnicCmdCtx *c, const void *buf, uint32_t size)
     if (le32_to_cpu(q->out_len) < size) {
         return rnic_cmd_err_param(c, "out_len", le32_to_cpu(q->out_len), size);
     }
-    if (pci_dma_write(PCI_DEVICE(c->s), addr, buf, size) != MEMTX_OK) {
+    if (rnic_dma_write(c->s, addr, buf, size) != MEMTX_OK) {
         return rnic_cmd_err_dma(c, addr);
     }
     return RNIC_CMD_OK;

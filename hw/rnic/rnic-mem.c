@@ -6,8 +6,9 @@
  * Guest page lists are copied into host memory once, when the object that
  * owns them is created; translation afterwards only reads the host copy,
  * so a guest rewriting its list cannot change what an object maps.  All
- * guest memory goes through pci_dma_read/write, so a vIOMMU applies and
- * a guest address that lands on our own BARs is just another MMIO access.
+ * guest memory goes through rnic_dma_read/write (pci_dma_*, refused while
+ * the device is halted: rnic-pm.c), so a vIOMMU applies and a guest
+ * address that lands on our own BARs is just another MMIO access.
  */
 
 #include "qemu/osdep.h"
@@ -107,7 +108,7 @@ static uint8_t rnic_pbl_read_array(RnicState *s, uint64_t addr, uint32_t n,
 {
     uint32_t i;
 
-    if (pci_dma_read(PCI_DEVICE(s), addr, out, (dma_addr_t)n * 8)
+    if (rnic_dma_read(s, addr, out, (dma_addr_t)n * 8)
         != MEMTX_OK) {
         trace_rnic_err_pbl("DMA error reading the list", addr);
         RNIC_GUEST_ERR(s, "page list at 0x%" PRIx64 " not readable", addr);
@@ -281,7 +282,7 @@ bool rnic_ring_read(RnicState *s, const RnicRing *ring, uint32_t idx,
     if (!rnic_ring_entry(ring, idx, &addr) || len > ring->stride) {
         return false;
     }
-    return pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
+    return rnic_dma_read(s, addr, buf, len) == MEMTX_OK;
 }
 
 bool rnic_ring_write(RnicState *s, const RnicRing *ring, uint32_t idx,
@@ -293,7 +294,7 @@ bool rnic_ring_write(RnicState *s, const RnicRing *ring, uint32_t idx,
         len > ring->stride - off) {
         return false;
     }
-    return pci_dma_write(PCI_DEVICE(s), addr + off, buf, len) == MEMTX_OK;
+    return rnic_dma_write(s, addr + off, buf, len) == MEMTX_OK;
 }
 
 RnicMemErr rnic_mr_check(RnicState *s, uint32_t key, uint32_t pdn,
@@ -602,8 +603,8 @@ RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,
     }
     if (mr->flags & RNIC_MR_FLAG_PHYS) {
         MemTxResult r = to_guest ?
-            pci_dma_write(PCI_DEVICE(s), va, buf, len) :
-            pci_dma_read(PCI_DEVICE(s), va, buf, len);
+            rnic_dma_write(s, va, buf, len) :
+            rnic_dma_read(s, va, buf, len);
         return r == MEMTX_OK ? RNIC_MEM_OK : RNIC_MEM_DMA;
     }
 
@@ -617,8 +618,8 @@ RnicMemErr rnic_mr_copy(RnicState *s, RnicMR *mr, uint64_t va, void *buf,
             return RNIC_MEM_BOUNDS;
         }
         n = MIN(len, contig);
-        r = to_guest ? pci_dma_write(PCI_DEVICE(s), addr, p, n) :
-                       pci_dma_read(PCI_DEVICE(s), addr, p, n);
+        r = to_guest ? rnic_dma_write(s, addr, p, n) :
+                       rnic_dma_read(s, addr, p, n);
         if (r != MEMTX_OK) {
             trace_rnic_err_dma(addr, n);
             return RNIC_MEM_DMA;

@@ -790,6 +790,8 @@ static int rnic_pre_save(void *opaque)
 {
     RnicState *s = opaque;
 
+    /* The VM is stopped, so no device work is on the stack. */
+    rnic_pm_run_reset(s);
     s->mig_cq_bits = s->prop.max_cq + 1;
     return 0;
 }

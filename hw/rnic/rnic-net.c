@@ -142,13 +142,11 @@ static void rnic_net_desc_complete(RnicState *s, uint64_t daddr, uint16_t len,
     uint16_t len_le = cpu_to_le16(len);
 
     if (set_len) {
-        pci_dma_write(PCI_DEVICE(s),
-                      daddr + offsetof(struct rnic_net_desc, len),
-                      &len_le, sizeof(len_le));
+        rnic_dma_write(s, daddr + offsetof(struct rnic_net_desc, len),
+                       &len_le, sizeof(len_le));
     }
-    pci_dma_write(PCI_DEVICE(s),
-                  daddr + offsetof(struct rnic_net_desc, status),
-                  &status, 1);
+    rnic_dma_write(s, daddr + offsetof(struct rnic_net_desc, status),
+                   &status, 1);
 }
 
 static void rnic_net_eth_irq(RnicState *s)
@@ -173,7 +171,7 @@ static void rnic_net_rx_eth(RnicState *s, const uint8_t *buf, size_t len)
     }
     daddr = rnic_net_desc_addr(s->rxq_base, s->rxq_log_size, s->rxq_ci);
     s->rxq_ci++;
-    if (pci_dma_read(PCI_DEVICE(s), daddr, &d, sizeof(d)) != MEMTX_OK) {
+    if (rnic_dma_read(s, daddr, &d, sizeof(d)) != MEMTX_OK) {
         trace_rnic_err_dma(daddr, sizeof(d));
         RNIC_GUEST_ERR(s, "RX descriptor at 0x%" PRIx64 " not readable",
                        daddr);
@@ -186,7 +184,7 @@ static void rnic_net_rx_eth(RnicState *s, const uint8_t *buf, size_t len)
                        le16_to_cpu(d.buf_len), len);
         status |= RNIC_NET_DESC_ERR;
         len = 0;
-    } else if (pci_dma_write(PCI_DEVICE(s), le64_to_cpu(d.addr), buf, len)
+    } else if (rnic_dma_write(s, le64_to_cpu(d.addr), buf, len)
                != MEMTX_OK) {
         trace_rnic_err_dma(le64_to_cpu(d.addr), len);
         RNIC_GUEST_ERR(s, "RX buffer at 0x%" PRIx64 " not writable",
@@ -250,6 +248,12 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
 
     if (len < RNIC_ETH_HLEN) {
         trace_rnic_net_rx_runt(len);
+        return len;
+    }
+    if (rnic_halted(s)) {
+        /* Outside D0 the port hears nothing; the reset drops the rest. */
+        s->pm.frames_dropped++;
+        trace_rnic_pm_frame_dropped(len);
         return len;
     }
     ours = rnic_mac_is_ours(s, buf);
@@ -579,7 +583,7 @@ void rnic_net_tx_run(RnicState *s)
 
         s->txq_ci++;
         sent = true;
-        if (pci_dma_read(PCI_DEVICE(s), daddr, &d, sizeof(d)) != MEMTX_OK) {
+        if (rnic_dma_read(s, daddr, &d, sizeof(d)) != MEMTX_OK) {
             trace_rnic_err_dma(daddr, sizeof(d));
             RNIC_GUEST_ERR(s, "TX descriptor at 0x%" PRIx64 " not readable",
                            daddr);
@@ -593,7 +597,7 @@ void rnic_net_tx_run(RnicState *s)
         } else {
             g_autofree uint8_t *buf = g_malloc(len);
 
-            if (pci_dma_read(PCI_DEVICE(s), le64_to_cpu(d.addr), buf, len)
+            if (rnic_dma_read(s, le64_to_cpu(d.addr), buf, len)
                 != MEMTX_OK) {
                 trace_rnic_err_dma(le64_to_cpu(d.addr), len);
                 RNIC_GUEST_ERR(s, "TX buffer at 0x%" PRIx64 " not readable",
@@ -642,9 +646,13 @@ void rnic_net_link_status_changed(NetClientState *nc)
         s->status &= ~RNIC_STATUS_LINK_UP;
     }
     trace_rnic_net_link(up);
+    /*
+     * A QMP set_link is no place for DMA: the event is the bottom half's,
+     * which posts the state the link has when it runs.
+     */
     if (s->eq && s->eq[0].valid) {
-        rnic_eq_post(s, 0, up ? RNIC_EQE_PORT_ACTIVE : RNIC_EQE_PORT_DOWN,
-                     1, 0);
+        s->link_events = MIN(s->link_events + 1, 2);
+        rnic_schedule(s);
     }
 }
 

@@ -210,6 +210,43 @@ static void rnic_get_counters(Object *obj, Visitor *v, const char *name,
     visit_end_struct(v, NULL);
 }
 
+/*
+ * "power": the PMCSR state and what the device refused to do outside D0
+ * or with a reset due (rnic-pm.c).  Never reset, unlike "counters".
+ */
+static void rnic_get_power(Object *obj, Visitor *v, const char *name,
+                           void *opaque, Error **errp)
+{
+    RnicState *s = RNIC(obj);
+    char *state;
+    bool pending;
+    bool ok;
+
+    if (!rnic_qom_ready(obj, errp)) {
+        return;
+    }
+    if (!visit_start_struct(v, name, NULL, 0, errp)) {
+        return;
+    }
+    state = (char *)(rnic_pm_d0(s) ? "D0" : "D3hot");
+    pending = s->reset_pending;
+    ok = visit_type_str(v, "state", &state, errp) &&
+         visit_type_bool(v, "reset-pending", &pending, errp) &&
+         visit_type_uint64(v, "frames-dropped", &s->pm.frames_dropped,
+                           errp) &&
+         visit_type_uint64(v, "doorbells-dropped", &s->pm.doorbells_dropped,
+                           errp) &&
+         visit_type_uint64(v, "work-deferred", &s->pm.work_deferred, errp) &&
+         visit_type_uint64(v, "dma-refused", &s->pm.dma_refused, errp) &&
+         visit_type_uint64(v, "irqs-suppressed", &s->pm.irqs_suppressed,
+                           errp) &&
+         visit_type_uint64(v, "resets", &s->pm.resets, errp);
+    if (ok) {
+        visit_check_struct(v, errp);
+    }
+    visit_end_struct(v, NULL);
+}
+
 static const char *const rnic_qpt_names[] = {
     [RNIC_QPT_RC] = "RC", [RNIC_QPT_UC] = "UC", [RNIC_QPT_UD] = "UD",
     [RNIC_QPT_GSI] = "GSI", [RNIC_QPT_RAW_PACKET] = "RAW",
@@ -273,6 +310,11 @@ void rnic_qom_init(Object *obj)
                         NULL, NULL, NULL);
     object_property_set_description(obj, "counters",
         "read-only: the device's statistics counters");
+    object_property_add(obj, "power", "RnicPower", rnic_get_power, NULL,
+                        NULL, NULL);
+    object_property_set_description(obj, "power",
+        "read-only: power state, and what the device refused while outside "
+        "D0 or with a function reset due (never reset)");
     object_property_add(obj, "qps", "RnicQPs", rnic_get_qps, NULL, NULL,
                         NULL);
     object_property_set_description(obj, "qps",
@@ -347,6 +389,15 @@ static void rnic_hmp_one(Monitor *mon, RnicState *s)
                            qp->sq.ci);
         }
     }
+    monitor_printf(mon, "  power: %s%s, outside D0 or halted: frames "
+                   "dropped %" PRIu64 ", doorbells dropped %" PRIu64
+                   ", runs deferred %" PRIu64 ", DMA refused %" PRIu64
+                   ", interrupts suppressed %" PRIu64 "; resets %" PRIu64
+                   "\n", rnic_pm_d0(s) ? "D0" : "D3hot",
+                   s->reset_pending ? " (reset due)" : "",
+                   s->pm.frames_dropped, s->pm.doorbells_dropped,
+                   s->pm.work_deferred, s->pm.dma_refused,
+                   s->pm.irqs_suppressed, s->pm.resets);
     monitor_printf(mon, "  counters:");
     for (i = 0; i < RNIC_CNT_MAX; i++) {
         monitor_printf(mon, "%s %s %" PRIu64, i % 4 ? "," : "\n   ",

@@ -61,6 +61,12 @@ void rnic_irq(RnicState *s, unsigned vector)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
 
+    if (rnic_halted(s)) {
+        /* Not even the device's own config space may see a message now. */
+        s->pm.irqs_suppressed++;
+        trace_rnic_pm_irq_suppressed(vector);
+        return;
+    }
     if (vector >= s->prop.msix_vectors || !msix_enabled(pdev)) {
         trace_rnic_irq_skipped(vector);
         return;
@@ -162,7 +168,7 @@ static bool rnic_cq_refresh_ci(RnicState *s, RnicCQ *cq)
     uint32_t ci;
 
     if (!cq->ring.pbl.npages ||
-        pci_dma_read(PCI_DEVICE(s), cq->ring.pbl.pages[0], &rec,
+        rnic_dma_read(s, cq->ring.pbl.pages[0], &rec,
                      sizeof(rec)) != MEMTX_OK) {
         return false;
     }
@@ -486,7 +492,7 @@ void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp)
     qp->sq_dbrec_seen = 0;
     rnic_sq_dbrec_forget(s, qp);
     if (rnic_sq_dbrec_addr(qp, &addr) &&
-        pci_dma_write(PCI_DEVICE(s), addr, &rec, sizeof(rec)) != MEMTX_OK) {
+        rnic_dma_write(s, addr, &rec, sizeof(rec)) != MEMTX_OK) {
         trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
     }
 }
@@ -735,6 +741,14 @@ static void rnic_db_write(void *opaque, hwaddr addr, uint64_t val,
     uint32_t qn = val & RNIC_DB_QN_MASK;
     uint16_t uctx;
 
+    /* The guard keeps BAR handlers out of the bottom half: reset here. */
+    rnic_pm_run_reset(s);
+    if (!rnic_pm_d0(s)) {
+        /* QEMU unmaps the BARs outside D0; be sure all the same. */
+        s->pm.doorbells_dropped++;
+        trace_rnic_pm_doorbell_dropped(addr, val);
+        return;
+    }
     if (size != 8 || (addr & 7)) {
         trace_rnic_ub_db_width(addr, size);
         RNIC_GUEST_ERR(s, "%u-byte doorbell write at 0x%" HWADDR_PRIx, size,
@@ -813,19 +827,39 @@ void rnic_bh(void *opaque)
     bool again;
     unsigned n;
 
+    /* Nothing of the device is on the stack yet: a due reset runs now. */
+    rnic_pm_run_reset(s);
     /* Picked up again by rnic_vm_state_change() when the VM runs. */
     if (!runstate_is_running()) {
         s->bh_deferred = true;
         return;
     }
+    if (!rnic_pm_d0(s)) {
+        /* The work waits; D0 entry resets the function anyway. */
+        s->pm.work_deferred++;
+        trace_rnic_pm_work_deferred();
+        return;
+    }
+    /* A flap since the last run: the way there, then where it is now. */
+    while (s->link_events) {
+        bool up = s->link_up ^ (s->link_events == 2);
+
+        s->link_events--;
+        rnic_eq_post(s, 0, up ? RNIC_EQE_PORT_ACTIVE : RNIC_EQE_PORT_DOWN,
+                     1, 0);
+    }
     rnic_db_run(s);
-    if (s->overrun_sweep) {
+    if (s->overrun_sweep && !rnic_halted(s)) {
         rnic_overrun_sweep(s);
     }
 
     /* Received ACKs first: they open windows for the requesters below. */
-    rnic_net_rx_run(s, &rx_budget);
-    rnic_sq_dbrec_sweep(s);
+    if (!rnic_halted(s)) {
+        rnic_net_rx_run(s, &rx_budget);
+    }
+    if (!rnic_halted(s)) {
+        rnic_sq_dbrec_sweep(s);
+    }
 
     /* Only the QPs queued now: ones re-queued below wait for the next run. */
     n = 0;
@@ -836,7 +870,13 @@ void rnic_bh(void *opaque)
             n++;
         }
     }
-    while (n-- && total > 0 && !QTAILQ_EMPTY(&s->work_list)) {
+    /*
+     * A write of the device's own (to its config space, say) may have
+     * halted it at any point above or below: stop at the next step, then
+     * reset at the end, with no object of ours in use.
+     */
+    while (n-- && total > 0 && !QTAILQ_EMPTY(&s->work_list) &&
+           !rnic_halted(s)) {
         RnicQP *qp = QTAILQ_FIRST(&s->work_list);
         int budget = MIN(RNIC_QP_BUDGET, total);
 
@@ -861,15 +901,20 @@ void rnic_bh(void *opaque)
      * before posting a command has then completed, as a driver expects
      * (RESIZE_CQ must count its CQE, for one).
      */
-    if (s->cmd_pending) {
+    if (s->cmd_pending && !rnic_halted(s)) {
         rnic_cmdq_run(s, RNIC_CMD_BUDGET);
     }
 
-    rnic_net_tx_run(s);
-    rnic_net_delay_run(s);
-    /* A frame held back for reordering waits no longer than this run. */
-    rnic_net_flush_held(s);
+    if (!rnic_halted(s)) {
+        rnic_net_tx_run(s);
+        rnic_net_delay_run(s);
+        /* A frame held back for reordering waits no longer than this run. */
+        rnic_net_flush_held(s);
+    }
 
+    if (rnic_pm_run_reset(s) || !rnic_pm_d0(s)) {
+        return;
+    }
     again = !QTAILQ_EMPTY(&s->work_list) || rnic_net_rx_pending(s) ||
             s->cmd_pending || s->overrun_sweep || s->cq_ev_any ||
             s->eq_db_pending;

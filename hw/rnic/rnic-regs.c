@@ -65,7 +65,8 @@ void rnic_cmdq_run(RnicState *s, int budget)
     s->cmd_pending = false;
 
     while ((s->status & RNIC_STATUS_READY) &&
-           !(s->status & RNIC_STATUS_FATAL) && s->cmdq_ci != s->cmdq_pi) {
+           !(s->status & RNIC_STATUS_FATAL) && s->cmdq_ci != s->cmdq_pi &&
+           !rnic_halted(s)) {
         uint64_t addr = s->cmdq_base + (uint64_t)RNIC_CMD_ENTRY_SIZE *
                         (s->cmdq_ci & (rnic_cmdq_size(s) - 1));
         uint64_t resp_addr = addr + offsetof(struct rnic_cmd, resp);
@@ -81,7 +82,7 @@ void rnic_cmdq_run(RnicState *s, int budget)
         }
         s->cmd_cost = 0;
 
-        if (pci_dma_read(PCI_DEVICE(s), addr, &cmd, sizeof(cmd)) != MEMTX_OK) {
+        if (rnic_dma_read(s, addr, &cmd, sizeof(cmd)) != MEMTX_OK) {
             trace_rnic_err_cmd_dma("fetch", addr);
             RNIC_GUEST_ERR(s, "command at 0x%" PRIx64 " not readable", addr);
             memset(&cmd, 0, sizeof(cmd));
@@ -99,14 +100,14 @@ void rnic_cmdq_run(RnicState *s, int budget)
             resp.out[i] = cpu_to_le32(out[i]);
         }
         /* Everything first, then 'done' alone: the driver polls it. */
-        if (pci_dma_write(PCI_DEVICE(s), resp_addr, &resp, sizeof(resp))
+        if (rnic_dma_write(s, resp_addr, &resp, sizeof(resp))
             != MEMTX_OK) {
             trace_rnic_err_cmd_dma("response", resp_addr);
         } else {
             resp.done = 1;
-            pci_dma_write(PCI_DEVICE(s),
-                          resp_addr + offsetof(struct rnic_cmd_resp, done),
-                          &resp.done, 1);
+            rnic_dma_write(s,
+                           resp_addr + offsetof(struct rnic_cmd_resp, done),
+                           &resp.done, 1);
         }
         trace_rnic_cmd_done(s->cmdq_ci, rnic_cmd_opc_str(cmd.hdr.opcode), st,
                             out[0], out[1]);
@@ -139,7 +140,8 @@ static void wr_ctrl(RnicState *s, uint32_t val)
     }
     if (val & RNIC_CTRL_RESET) {
         trace_rnic_ctrl_reset();
-        rnic_reset(s);
+        rnic_pm_request_reset(s, "CTRL.RESET");
+        rnic_pm_run_reset(s);
         return;
     }
     if ((val & RNIC_CTRL_ENABLE) && !(s->ctrl & RNIC_CTRL_ENABLE)) {
@@ -153,7 +155,8 @@ static void wr_ctrl(RnicState *s, uint32_t val)
                                !!(s->status & RNIC_STATUS_READY));
     } else if (!(val & RNIC_CTRL_ENABLE) && (s->ctrl & RNIC_CTRL_ENABLE)) {
         trace_rnic_ctrl_disable();
-        rnic_reset(s);
+        rnic_pm_request_reset(s, "CTRL.ENABLE cleared");
+        rnic_pm_run_reset(s);
     }
 }
 
@@ -508,6 +511,8 @@ static uint64_t rnic_regs_read(void *opaque, hwaddr addr, unsigned size)
     const RnicReg *reg;
     uint64_t val;
 
+    /* The guard keeps BAR handlers out of the bottom half: reset here. */
+    rnic_pm_run_reset(s);
     if (!rnic_mmio_shape_ok(s, addr, size, false)) {
         return 0;
     }
@@ -547,6 +552,7 @@ static void rnic_regs_write(void *opaque, hwaddr addr, uint64_t val,
     RnicState *s = opaque;
     const RnicReg *reg;
 
+    rnic_pm_run_reset(s);
     if (!rnic_mmio_shape_ok(s, addr, size, true)) {
         return;
     }

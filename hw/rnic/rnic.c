@@ -186,37 +186,10 @@ void rnic_reset(RnicState *s)
     s->cq_ev_any = false;
     s->eq_db_pending = false;
     s->sweep_next = 0;
+    s->reset_pending = false;
+    s->link_events = 0;
     rnic_net_reset(s);
     rnic_regs_reset(s);
-}
-
-/* PMCSR PowerState values. */
-#define RNIC_PM_D0      0
-#define RNIC_PM_D3HOT   3
-
-static uint8_t rnic_pm_state(PCIDevice *pdev)
-{
-    return pci_get_word(pdev->config + pdev->pm_cap + PCI_PM_CTRL) &
-           PCI_PM_CTRL_STATE_MASK;
-}
-
-/*
- * The function-level reset of a conventional PCI function: its power
- * management capability leaves No_Soft_Reset clear, which promises that
- * D3hot -> D0 resets the function.  Linux resets it that way through
- * /sys/bus/pci/devices/.../reset (the "pm" method), saving and restoring
- * config space (MSI-X included) around it; the device's own state goes.
- */
-static void rnic_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
-                              int len)
-{
-    uint8_t before = rnic_pm_state(pdev);
-
-    pci_default_write_config(pdev, addr, val, len);
-    if (before == RNIC_PM_D3HOT && rnic_pm_state(pdev) == RNIC_PM_D0) {
-        trace_rnic_pm_reset();
-        rnic_reset(RNIC(pdev));
-    }
 }
 
 static void rnic_realize(PCIDevice *pdev, Error **errp)
@@ -459,7 +432,7 @@ static void rnic_class_init(ObjectClass *klass, void *data)
 
     pc->realize = rnic_realize;
     pc->exit = rnic_exit;
-    pc->config_write = rnic_write_config;
+    pc->config_write = rnic_pm_write_config;
     pc->vendor_id = RNIC_PCI_VENDOR_ID;
     pc->device_id = RNIC_PCI_DEVICE_ID;
     pc->revision = RNIC_PCI_REVISION;

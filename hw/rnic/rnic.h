@@ -14,6 +14,7 @@
  *   rnic-resp.c   RoCEv2 responder (requests -> memory, ACKs, reads)
  *   rnic-net.c    netdev path: classify, loopback, loss, Ethernet rings
  *   rnic-wire.c   pure packet codec, ICRC and PSN math (unit tested)
+ *   rnic-pm.c     power states, deferred function reset, guarded DMA
  *
  * Everything runs under the BQL: MMIO handlers, the bottom half, timers
  * and netdev receive all take it, so object tables need no other lock.
@@ -60,6 +61,20 @@ typedef struct RnicPbl {
     uint32_t cap;               /* entries allocated (and charged) */
     uint8_t page_shift;
 } RnicPbl;
+
+/*
+ * What the device refused to do outside D0 or with a reset pending, for
+ * the host (QOM "power", `info rnic`).  A function reset wipes the guest
+ * visible counters, so these live apart and are never reset.
+ */
+typedef struct RnicPmStats {
+    uint64_t frames_dropped;    /* frames that arrived outside D0 */
+    uint64_t doorbells_dropped; /* doorbell writes outside D0 */
+    uint64_t work_deferred;     /* bottom-half runs that found us outside D0 */
+    uint64_t dma_refused;       /* guest memory accesses refused */
+    uint64_t irqs_suppressed;   /* MSI-X messages not sent */
+    uint64_t resets;            /* function resets run (D3hot -> D0, CTRL) */
+} RnicPmStats;
 
 /* A ring of fixed-size entries in guest memory. */
 typedef struct RnicRing {
@@ -382,6 +397,18 @@ struct RnicState {
     int64_t ooo_swept_ns;       /* when stale kept frames were last freed */
     uint32_t n_ack_owed;
 
+    /*
+     * Power management and function reset (rnic-pm.c).  A config-space
+     * write can reach the device from its own DMA or MSI-X message (the
+     * host bridge's ECAM window is not ours, so the re-entrancy guard does
+     * not cover it): it only records the reset, and rnic_pm_run_reset()
+     * runs it where no device work is on the stack.
+     */
+    bool reset_pending;
+    /* Link changes the bottom half still reports (a flap is two). */
+    uint8_t link_events;
+    RnicPmStats pm;             /* host-side; survives function resets */
+
     /* Live migration (rnic-migrate.c). */
     bool bh_deferred;           /* work arrived while the VM was stopped */
     bool mig_incoming;          /* state loaded, the VM not yet started */
@@ -398,6 +425,27 @@ void rnic_migrate_fini(RnicState *s);   /* unrealize */
 
 /* rnic.c: CTRL.RESET, ENABLE cleared, PCI reset: every object freed. */
 void rnic_reset(RnicState *s);
+
+/*
+ * rnic-pm.c: power state and deferred resets.  Every guest memory access
+ * and MSI-X message goes through these, so that a device outside D0, or
+ * one whose reset is due, touches nothing of the guest's.
+ */
+bool rnic_pm_d0(RnicState *s);
+/* Not in D0, or a reset is due: do no DMA, raise no interrupt. */
+static inline bool rnic_halted(RnicState *s)
+{
+    return s->reset_pending || !rnic_pm_d0(s);
+}
+void rnic_pm_request_reset(RnicState *s, const char *why);
+/* Runs a recorded reset; only where no device work is on the stack. */
+bool rnic_pm_run_reset(RnicState *s);
+MemTxResult rnic_dma_read(RnicState *s, dma_addr_t addr, void *buf,
+                          dma_addr_t len);
+MemTxResult rnic_dma_write(RnicState *s, dma_addr_t addr, const void *buf,
+                           dma_addr_t len);
+void rnic_pm_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                          int len);
 
 /* rnic-regs.c */
 extern const MemoryRegionOps rnic_regs_ops;

@@ -11,6 +11,9 @@
 #include "qemu/bswap.h"
 #include "libqtest-single.h"
 #include "qobject/qdict.h"
+#include "hw/pci/pci_regs.h"
+#include "libqos/pci-pc.h"
+#include "libqos/malloc-pc.h"
 #include "rnic-test-common.h"
 
 #ifndef _WIN32
@@ -883,6 +886,463 @@ static void test_fuzz_cmdq_log_size(void *obj, void *data,
     qrnic_enable(r);
 }
 
+/* ---- power states and the function's own config space ---- */
+
+/*
+ * On q35 the function's config space is also memory: the host bridge's
+ * ECAM window.  A ring, a CQE or an MSI-X message the guest aims there
+ * makes the device write its own config space in the middle of its work.
+ * Those writes once reset the device from inside its bottom half (host
+ * use-after-free, double free); the device now only records the reset,
+ * and outside D0 it does no DMA and sends no interrupt at all.
+ */
+
+#define PM_D3HOT        3
+#define Q35_PCIEXBAR    0x60
+#define Q35_ECAM_BASE   0xb0000000ull
+
+static uint8_t pm_cap(QRnic *r)
+{
+    uint8_t pm = qpci_find_capability(&r->dev, PCI_CAP_ID_PM, 0);
+
+    g_assert_cmpuint(pm, !=, 0);
+    return pm;
+}
+
+static void pm_set(QRnic *r, uint16_t state)
+{
+    qpci_config_writew(&r->dev, pm_cap(r) + PCI_PM_CTRL, state);
+}
+
+static uint16_t pm_get(QRnic *r)
+{
+    return qpci_config_readw(&r->dev, pm_cap(r) + PCI_PM_CTRL) &
+           PCI_PM_CTRL_STATE_MASK;
+}
+
+/* The device's QOM "power" state (never reset); unref when done. */
+static QDict *power_get(QRnic *r)
+{
+    QTestState *qts = qrnic_qts(r);
+    g_autofree char *path = rt_qom_path(qts);
+    QDict *resp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments':"
+                                 " {'path': %s, 'property': 'power'}}", path);
+
+    g_assert_nonnull(qdict_get_qdict(resp, "return"));
+    return resp;
+}
+
+static uint64_t power_stat(QRnic *r, const char *key)
+{
+    QDict *resp = power_get(r);
+    uint64_t val = qdict_get_int(qdict_get_qdict(resp, "return"), key);
+
+    qobject_unref(resp);
+    return val;
+}
+
+static bool power_reset_pending(QRnic *r)
+{
+    QDict *resp = power_get(r);
+    bool val = qdict_get_bool(qdict_get_qdict(resp, "return"),
+                              "reset-pending");
+
+    qobject_unref(resp);
+    return val;
+}
+
+/* Waits (real time: the bottom half runs on its own) for @key >= @min. */
+static void power_wait(QRnic *r, const char *key, uint64_t min)
+{
+    int i;
+
+    for (i = 0; i < 500 && power_stat(r, key) < min; i++) {
+        g_usleep(2000);
+    }
+    g_assert_cmpuint(power_stat(r, key), >=, min);
+}
+
+/* Waits for the function to reach power state @state on its own. */
+static void pm_wait(QRnic *r, uint16_t state)
+{
+    int i;
+
+    for (i = 0; i < 500 && pm_get(r) != state; i++) {
+        g_usleep(2000);
+    }
+    g_assert_cmpuint(pm_get(r), ==, state);
+}
+
+/*
+ * Back to D0: the function resets (once), and comes up again from
+ * nothing: its first PD gets the handle the env's first PD got.
+ */
+static void pm_wake_and_check(Env *e, uint64_t resets_before)
+{
+    uint32_t first_pd = e->pdn;
+    uint32_t pdn;
+
+    pm_set(e->r, 0);
+    /* A register access runs the recorded reset before it is answered. */
+    g_assert_cmphex(qrnic_readl(e->r, RNIC_REG_CTRL), ==, 0);
+    g_assert_cmphex(qrnic_readl(e->r, RNIC_REG_STATUS) & RNIC_STATUS_READY,
+                    ==, 0);
+    g_assert_cmpuint(power_stat(e->r, "resets"), ==, resets_before + 1);
+    g_assert_false(power_reset_pending(e->r));
+    e->r->cmdq = 0;
+    e->r->cmdq_pi = 0;
+    qrnic_enable(e->r);
+    g_assert_cmpuint(qrnic_create_pd(e->r, 0, &pdn), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(pdn, ==, first_pd);
+}
+
+/*
+ * Work that arrives in D3hot: an ACK from the wire is dropped and
+ * counted, the ACK timer resends nothing, no CQE is written; D0 then
+ * resets the function.
+ */
+static void test_pm_d3hot_work(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    Roce f;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    rt_send_wqe(&w, 0x51, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+
+    pm_set(e.r, PM_D3HOT);
+    g_assert_cmpuint(pm_get(e.r), ==, PM_D3HOT);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    power_wait(e.r, "frames-dropped", 1);
+    /* Long past the ACK timeout and its probes: nothing is resent. */
+    qtest_clock_step(qrnic_qts(e.r), 2000ull * 1000 * 1000);
+    rt_assert_no_frame(&e, 200);
+    power_wait(e.r, "work-deferred", 1);
+    g_assert_false(qrnic_cq_poll(e.r, &e.cq, &cqe));
+    g_assert_cmpuint(power_stat(e.r, "frames-dropped"), ==, 1);
+    g_assert_cmpuint(power_stat(e.r, "resets"), ==, 0);
+    g_assert_cmpuint(pm_get(e.r), ==, PM_D3HOT);
+
+    pm_wake_and_check(&e, 0);
+    rt_assert_no_frame(&e, 100);
+}
+
+/* A q35 machine (ECAM at Q35_ECAM_BASE) with one rnic in slot 4. */
+typedef struct Q35Rnic {
+    QTestState *qts;
+    QGuestAllocator alloc;
+    QPCIBus *bus;
+    QPCIDevice *mch;
+    QRnic base;                 /* only the bus and the allocator */
+    QRnic r;
+    int fds[2];
+    uint64_t ecam;              /* the function's ECAM page */
+} Q35Rnic;
+
+static void q35_start(Q35Rnic *q, Env *e)
+{
+    memset(q, 0, sizeof(*q));
+    g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, q->fds), !=, -1);
+    q->qts = qtest_initf("-M q35 -netdev socket,fd=%d,id=hs0 "
+                         "-device rnic,addr=04.0,netdev=hs0,mac="
+                         QRNIC_MAC_STR ",msix-vectors=5", q->fds[1]);
+    pc_alloc_init(&q->alloc, q->qts, ALLOC_NO_FLAGS);
+    q->bus = qpci_new_pc(q->qts, &q->alloc);
+    q->mch = qpci_device_find(q->bus, 0);
+    g_assert_nonnull(q->mch);
+    qpci_config_writel(q->mch, Q35_PCIEXBAR + 4, 0);
+    qpci_config_writel(q->mch, Q35_PCIEXBAR, Q35_ECAM_BASE | 1);
+    q->base.dev.bus = q->bus;
+    q->base.alloc = &q->alloc;
+    qrnic_init_second(&q->r, &q->base, 4);
+    q->ecam = Q35_ECAM_BASE + ((uint64_t)q->r.dev.devfn << 12);
+    g_assert_cmphex(qtest_readw(q->qts, q->ecam), ==, RNIC_PCI_VENDOR_ID);
+    rt_env_init(e, &q->r, q->fds);
+}
+
+static void q35_stop(Q35Rnic *q)
+{
+    qrnic_fini_second(&q->r);
+    g_free(q->mch);
+    qpci_free_pc(q->bus);
+    alloc_destroy(&q->alloc);
+    qtest_quit(q->qts);
+    close(q->fds[0]);
+}
+
+/* A CQ of 64 entries whose one CQE page is @page (a level-1 page list). */
+static void create_cq_on(Env *e, QRnicCq *cq, uint64_t page, uint32_t eqn)
+{
+    QTestState *qts = qrnic_qts(e->r);
+    uint64_t list = qrnic_alloc(e->r, QRNIC_PAGE);
+    struct rnic_cmd cmd;
+    uint32_t out[6];
+
+    memset(cq, 0, sizeof(*cq));
+    cq->log_size = 6;
+    cq->npages = 2;
+    cq->buf = qrnic_alloc(e->r, QRNIC_PAGE);      /* the dbrec page */
+    qtest_writeq(qts, list, cq->buf);
+    qtest_writeq(qts, list + 8, page);
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_CQ);
+    cmd.u.create_cq.log_size = 6;
+    cmd.u.create_cq.eqn = cpu_to_le32(eqn);
+    cmd.u.create_cq.ring.addr = cpu_to_le64(list);
+    cmd.u.create_cq.ring.npages = cpu_to_le32(2);
+    cmd.u.create_cq.ring.page_shift = 12;
+    cmd.u.create_cq.ring.levels = 1;
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
+    cq->cqn = out[RNIC_OUT_HANDLE];
+}
+
+/*
+ * The CQE route: a send CQ whose CQEs land on the function's own config
+ * space.  CQE 0 would rewrite the command register as it is, CQE 1's
+ * wr_id would write 0 into PMCSR: D3hot -> D0, a reset in the middle of
+ * posting the completion.  In D3hot the ACK is dropped instead, and the
+ * config space keeps what the guest put there.
+ */
+static void test_pm_cqe_own_config(void)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    QRnicCq ecq;
+    Q35Rnic q;
+    uint16_t cmdreg;
+    Roce f;
+    Env e;
+    int i;
+
+    q35_start(&q, &e);
+    rt_env_basic(&e, &q.r, q.fds);
+    cmdreg = qpci_config_readw(&e.r->dev, PCI_COMMAND);
+    create_cq_on(&e, &ecq, q.ecam, 0);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &e.qp, RNIC_QPT_RC, e.pdn, ecq.cqn,
+                                     e.cq.cqn, 4, 5), ==, RNIC_CMD_OK);
+    rt_qp_up(&e, &e.qp, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    for (i = 0; i < 2; i++) {
+        rt_send_wqe(&w, i ? 0 : (uint64_t)cmdreg << 32, RNIC_WR_SEND, 1);
+        qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    }
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    rt_recv_roce(&e, &f);
+
+    pm_set(e.r, PM_D3HOT);
+    rt_send_ack(&e, QP_SQ_PSN + 1, 2);
+    power_wait(e.r, "frames-dropped", 1);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(pm_get(e.r), ==, PM_D3HOT);
+    g_assert_cmphex(qpci_config_readw(&e.r->dev, PCI_COMMAND), ==, cmdreg);
+    g_assert_cmpuint(power_stat(e.r, "resets"), ==, 0);
+    pm_wake_and_check(&e, 0);
+    q35_stop(&q);
+}
+
+static void msix_entry(QRnic *r, unsigned vec, uint64_t addr, uint32_t data)
+{
+    QPCIDevice *d = &r->dev;
+    uint64_t off = d->msix_table_off + vec * PCI_MSIX_ENTRY_SIZE;
+
+    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_LOWER_ADDR,
+                   (uint32_t)addr);
+    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_UPPER_ADDR,
+                   addr >> 32);
+    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_DATA, data);
+    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+}
+
+/*
+ * The MSI-X route: EQ 1's vector writes D3hot into PMCSR, EQ 0's writes
+ * D0.  The send completion's event puts the function in D3hot; the
+ * receive that follows would have raised EQ 0's vector, and so reset the
+ * device inside its own interrupt.  In D3hot nothing is received and no
+ * message sent: the function stays in D3hot until the guest wakes it.
+ */
+static void test_pm_msix_own_config(void)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    struct rnic_cmd cmd;
+    uint8_t payload[16];
+    QRnicCq scq;
+    uint64_t pmcsr;
+    Q35Rnic q;
+    Roce f, s;
+    Env e;
+
+    q35_start(&q, &e);
+    rt_env_basic(&e, &q.r, q.fds);
+    pmcsr = q.ecam + pm_cap(e.r) + PCI_PM_CTRL;
+    qpci_msix_enable(&e.r->dev);
+    msix_entry(e.r, 0, pmcsr, 0);
+    msix_entry(e.r, 1, pmcsr, PM_D3HOT);
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_EQ);
+    cmd.u.eq.eqn = cpu_to_le32(1);
+    cmd.u.eq.log_size = 8;
+    cmd.u.eq.vector = cpu_to_le16(1);
+    cmd.u.eq.ring.addr = cpu_to_le64(qrnic_alloc(e.r, QRNIC_PAGE));
+    cmd.u.eq.ring.npages = cpu_to_le32(1);
+    cmd.u.eq.ring.page_shift = 12;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, NULL), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_cq(e.r, &scq, 6, 1), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &e.qp, RNIC_QPT_RC, e.pdn, scq.cqn,
+                                     e.cq.cqn, 4, 5), ==, RNIC_CMD_OK);
+    rt_qp_up(&e, &e.qp, RNIC_QPS_RTS);
+    rt_sge_of(&sge, &e.mr, 0, 16);
+    qrnic_post_recv(e.r, &e.qp, 0x61, &sge, 1);
+    qrnic_ring_rq(e.r, &e.qp);
+    qrnic_doorbell(e.r, RNIC_DB_PAGE_KERNEL, RNIC_DB_CQ, scq.cqn | RNIC_DB_ARM);
+    qrnic_doorbell(e.r, RNIC_DB_PAGE_KERNEL, RNIC_DB_CQ,
+                   e.cq.cqn | RNIC_DB_ARM);
+    qrnic_doorbell(e.r, RNIC_DB_PAGE_KERNEL, RNIC_DB_EQ, 0 | RNIC_DB_ARM);
+    qrnic_doorbell(e.r, RNIC_DB_PAGE_KERNEL, RNIC_DB_EQ, 1 | RNIC_DB_ARM);
+
+    rt_send_wqe(&w, 0x62, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    rt_recv_roce(&e, &f);
+    rt_send_ack(&e, QP_SQ_PSN, 1);
+    /* The completion's event: the function sends itself to D3hot. */
+    pm_wait(e.r, PM_D3HOT);
+
+    rt_fill_pattern(payload, sizeof(payload), 7);
+    rt_roce_init_payload(&s, OPC_SEND_ONLY, e.qp.qpn, QP_RQ_PSN, payload,
+                         sizeof(payload));
+    rt_send_roce(&e, &s);
+    power_wait(e.r, "frames-dropped", 1);
+    g_usleep(20 * 1000);
+    g_assert_cmpuint(pm_get(e.r), ==, PM_D3HOT);
+    g_assert_cmpuint(power_stat(e.r, "resets"), ==, 0);
+    pm_wake_and_check(&e, 0);
+    q35_stop(&q);
+}
+
+/*
+ * The RESIZE_CQ route: the new ring's CQE pages are the function's ECAM
+ * page, twice.  The CQEs carried over are the guest's: copies of its
+ * config space, but for PMCSR, D3hot in entry 1 and D0 in entry 65.  The
+ * second lap once reset the device inside the move, and RESIZE_CQ then
+ * freed the old page list a second time.  Now the device stops at D3hot:
+ * the rest of the move is refused and the command never completes.
+ */
+static void test_pm_resize_cq_own_config(void)
+{
+    const uint32_t n = 66;
+    uint8_t cfg[256];
+    struct rnic_cmd cmd;
+    struct rnic_cmd_resp resp;
+    QTestState *qts;
+    uint64_t dbrec, list;
+    uint32_t k, idx, moved;
+    QRnicCq cq2;
+    Q35Rnic q;
+    Env e;
+
+    q35_start(&q, &e);
+    qts = q.qts;
+    rt_env_basic(&e, &q.r, q.fds);
+    for (k = 0; k < sizeof(cfg); k += 4) {
+        stl_le_p(cfg + k, qpci_config_readl(&e.r->dev, k));
+    }
+
+    /* The CQEs not consumed: the n before index 0 of a 128-entry ring. */
+    for (k = 0; k < n; k++) {
+        uint32_t slot = (k - n) & 127;
+        uint32_t off = (k % 64) * RNIC_CQE_SIZE;
+        uint8_t cqe[RNIC_CQE_SIZE] = { 0 };
+
+        if (off < sizeof(cfg)) {
+            memcpy(cqe, cfg + off, sizeof(cqe));
+        }
+        if (k == 1 || k == 65) {
+            stw_le_p(cqe + PCI_PM_CTRL, k == 1 ? PM_D3HOT : 0);
+        }
+        qtest_memwrite(qts, e.cq.buf + QRNIC_PAGE + slot * RNIC_CQE_SIZE,
+                       cqe, sizeof(cqe));
+    }
+    qtest_writel(qts, e.cq.buf, -n);        /* the dbrec's consumer index */
+
+    dbrec = qrnic_alloc(e.r, QRNIC_PAGE);
+    list = qrnic_alloc(e.r, QRNIC_PAGE);
+    qtest_writeq(qts, list, dbrec);
+    qtest_writeq(qts, list + 8, q.ecam);
+    qtest_writeq(qts, list + 16, q.ecam);
+    qrnic_cmd_init(&cmd, RNIC_CMD_RESIZE_CQ);
+    cmd.u.resize_cq.cqn = cpu_to_le32(e.cq.cqn);
+    cmd.u.resize_cq.log_size = 7;
+    cmd.u.resize_cq.ring.addr = cpu_to_le64(list);
+    cmd.u.resize_cq.ring.npages = cpu_to_le32(3);
+    cmd.u.resize_cq.ring.page_shift = 12;
+    cmd.u.resize_cq.ring.levels = 1;
+    idx = qrnic_cmd_post(e.r, &cmd);
+
+    pm_wait(e.r, PM_D3HOT);
+    power_wait(e.r, "dma-refused", 1);
+    g_assert_false(qrnic_cmd_wait(e.r, idx, &resp, 200));
+    g_assert_cmpuint(pm_get(e.r), ==, PM_D3HOT);
+    g_assert_cmpuint(power_stat(e.r, "resets"), ==, 0);
+    g_assert_cmphex(qpci_config_readw(&e.r->dev, PCI_COMMAND), ==,
+                    lduw_le_p(cfg + PCI_COMMAND));
+
+    pm_wake_and_check(&e, 0);
+    /* The fresh device resizes a CQ as usual. */
+    g_assert_cmpuint(qrnic_create_eq(e.r, &e.eq, 0, 8), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_cq(e.r, &cq2, 6, 0), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_resize_cq(e.r, &cq2, 7, &moved), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(moved, ==, 0);
+    q35_stop(&q);
+}
+
+/*
+ * A QMP set_link while EQ 0 lies on BAR0 once posted its event from the
+ * monitor, outside the guard, and so wrote CTRL.  The event is now the
+ * bottom half's: the write is refused and the device stays enabled; a
+ * flap still reports both edges, in order, on a normal EQ.
+ */
+static void test_link_event_in_bh(void *obj, void *data,
+                                  QGuestAllocator *alloc)
+{
+    QTestState *qts;
+    struct rnic_eqe eqe;
+    Env e;
+
+    rt_env_init(&e, obj, data);
+    qts = qrnic_qts(e.r);
+    env_eq_at(&e, e.r->regs.addr);
+    qtest_qmp_assert_success(qts, "{'execute': 'set_link', 'arguments':"
+                             " {'name': 'hs0', 'up': false}}");
+    qrnic_settle(e.r);
+    g_assert_cmphex(qrnic_readl(e.r, RNIC_REG_CTRL), ==, RNIC_CTRL_ENABLE);
+    g_assert_cmphex(qrnic_readl(e.r, RNIC_REG_STATUS) & RNIC_STATUS_READY,
+                    ==, RNIC_STATUS_READY);
+    qtest_qmp_assert_success(qts, "{'execute': 'set_link', 'arguments':"
+                             " {'name': 'hs0', 'up': true}}");
+
+    /* A normal EQ 0: a flap between two runs still gives DOWN, ACTIVE. */
+    qrnic_reset(e.r);
+    rt_env_basic(&e, obj, data);
+    qtest_qmp_assert_success(qts, "{'execute': 'set_link', 'arguments':"
+                             " {'name': 'hs0', 'up': false}}");
+    qtest_qmp_assert_success(qts, "{'execute': 'set_link', 'arguments':"
+                             " {'name': 'hs0', 'up': true}}");
+    qrnic_settle(e.r);
+    g_assert_true(qrnic_eq_poll(e.r, &e.eq, &eqe));
+    g_assert_cmpuint(eqe.type, ==, RNIC_EQE_PORT_DOWN);
+    g_assert_true(qrnic_eq_poll(e.r, &e.eq, &eqe));
+    g_assert_cmpuint(eqe.type, ==, RNIC_EQE_PORT_ACTIVE);
+    g_assert_false(qrnic_eq_poll(e.r, &e.eq, &eqe));
+}
+
 /*
  * GPA 0 is memory like any other: a command queue may live there (it
  * was refused, a leftover of "address 0 means failure").
@@ -914,16 +1374,14 @@ static void test_cmdq_at_gpa0(void *obj, void *data, QGuestAllocator *alloc)
 
 static void register_rnic_hard_test(void)
 {
+    /* The first node's list of tests is near the qos graph's depth cap. */
+    rt_use_node_b(true);
     rt_add("ack-timer-eq-on-bar", test_ack_timer_eq_on_bar);
     rt_add("reg-mr-npages-exact", test_reg_mr_npages_exact);
     rt_add_opts("host-mem-cap", test_host_mem_cap, ",max-host-mem=1M");
     rt_add_pair("cmd-flood-fair", test_cmd_flood_fair, ",max-mr=1024");
     rt_add("flush-budget", test_flush_budget);
-    /* The first node's list of tests is near the qos graph's depth cap. */
-    rt_use_node_b(true);
     rt_add_pair("resize-flood-fair", test_resize_flood_fair, "");
-    rt_add("cmdq-at-gpa0", test_cmdq_at_gpa0);
-    rt_use_node_b(false);
     rt_add("rd-atomic-none", test_rd_atomic_none);
     rt_add("rd-atomic-limit", test_rd_atomic_limit);
     rt_add("rx-source-check", test_rx_source_check);
@@ -936,6 +1394,15 @@ static void register_rnic_hard_test(void)
     rt_add("fault-runtime", test_fault_runtime);
     rt_add_opts("fault-delay", test_fault_delay,
                 ",delay=100,delay-us=30000");
+    rt_add("pm-d3hot-work", test_pm_d3hot_work);
+    rt_add("link-event-in-bh", test_link_event_in_bh);
+    rt_add("cmdq-at-gpa0", test_cmdq_at_gpa0);
+    rt_use_node_b(false);
+    /* q35 machines of their own: ECAM makes config space reachable. */
+    qtest_add_func("rnic/q35/pm-cqe-own-config", test_pm_cqe_own_config);
+    qtest_add_func("rnic/q35/pm-msix-own-config", test_pm_msix_own_config);
+    qtest_add_func("rnic/q35/pm-resize-cq-own-config",
+                   test_pm_resize_cq_own_config);
 }
 
 libqos_init(register_rnic_hard_test);
