@@ -1015,7 +1015,18 @@ enum rnic_wc_status {
 };
 
 #define RNIC_CQE_SIZE               64
-#define RNIC_CQ_MAX_LOG_SIZE        16
+/*
+ * Up to 4M entries per CQ, as ConnectX offers: libfabric's RDM endpoints
+ * ask for 256K by default.  query_device's max_cqe is the device's limit
+ * (the max-cqe property), at most 1 << RNIC_CQ_MAX_LOG_SIZE.
+ */
+#define RNIC_CQ_MAX_LOG_SIZE        22
+/*
+ * RESIZE_CQ carries the unconsumed CQEs over to the new ring; it refuses
+ * (RNIC_CMD_ERR_STATE) when more than this many are unconsumed, which
+ * keeps one command's work bounded.  Consume first, then resize.
+ */
+#define RNIC_CQ_MOVE_MAX            (1u << 16)
 
 #define RNIC_CQE_WITH_IMM           (1u << 0)
 #define RNIC_CQE_WITH_INV           (1u << 1)

@@ -683,6 +683,10 @@ static uint8_t cmd_resize_cq(RnicCmdCtx *c)
             return rnic_cmd_err_param(c, "CQ log_size below its CQEs",
                                       q->log_size, cq->pi - cq->ci);
         }
+        if (ret == -EBUSY) {
+            return rnic_cmd_err_state(c, "CQ has more unconsumed CQEs than "
+                                      "a resize carries", cqn);
+        }
         /* Which page failed was traced by the ring access. */
         return rnic_cmd_err_dma(c, 0);
     }

@@ -260,7 +260,8 @@ bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
  * Carries the CQEs not yet consumed over to 'ring', as its entries 0..n-1
  * with the new ring's owner bits, and makes it the CQ's ring; the caller
  * frees the old page list.  Nothing changes on failure: -E2BIG when the
- * entries do not fit, -EIO when a ring cannot be accessed.
+ * entries do not fit, -EBUSY when there are more than RNIC_CQ_MOVE_MAX,
+ * -EIO when a ring cannot be accessed.
  */
 int rnic_cq_move(RnicState *s, RnicCQ *cq, const RnicRing *ring,
                  uint32_t *moved)
@@ -271,6 +272,9 @@ int rnic_cq_move(RnicState *s, RnicCQ *cq, const RnicRing *ring,
     n = cq->pi - cq->ci;
     if (n > (1u << ring->log_size)) {
         return -E2BIG;
+    }
+    if (n > RNIC_CQ_MOVE_MAX) {
+        return -EBUSY;
     }
     for (k = 0; k < n; k++) {
         uint8_t owner = rnic_owner_bit(k, ring->log_size);

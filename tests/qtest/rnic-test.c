@@ -643,6 +643,76 @@ static uint8_t create_cq_pbl(Env *e, unsigned log_size, uint64_t addr,
     return qrnic_cmd(e->r, &cmd, NULL);
 }
 
+/*
+ * A CQ of 4M entries (1 << RNIC_CQ_MAX_LOG_SIZE), what ConnectX offers and
+ * more than the 256K libfabric's RDM endpoints ask for by default:
+ * query_device says so and CREATE_CQ takes it (its 65,537 ring pages all
+ * name two real pages here).  A RESIZE_CQ that would carry more than
+ * RNIC_CQ_MOVE_MAX unconsumed CQEs is refused and changes nothing; one
+ * that carries exactly that many goes through.
+ */
+static void test_cq_large(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const unsigned log = RNIC_CQ_MAX_LOG_SIZE;
+    const uint32_t npages = 1 + ((RNIC_CQE_SIZE << log) / QRNIC_PAGE);
+    const uint32_t nlists = DIV_ROUND_UP(npages, RNIC_PBL_ENTRIES_PER_PAGE);
+    g_autofree uint64_t *ents = g_new(uint64_t, RNIC_PBL_ENTRIES_PER_PAGE);
+    g_autofree uint64_t *tops = g_new(uint64_t, nlists);
+    struct rnic_device_attr attr;
+    uint64_t dbrec, cqes, list0, list, top;
+    struct rnic_cmd cmd;
+    uint32_t out[6], cqn, i;
+    QTestState *qts;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    qts = qrnic_qts(e.r);
+    g_assert_cmpuint(qrnic_query_device(e.r, &attr), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(le32_to_cpu(attr.max_cqe), ==, 1u << log);
+
+    dbrec = qrnic_alloc(e.r, QRNIC_PAGE);
+    cqes = qrnic_alloc(e.r, QRNIC_PAGE);
+    list0 = qrnic_alloc(e.r, QRNIC_PAGE);
+    list = qrnic_alloc(e.r, QRNIC_PAGE);
+    top = qrnic_alloc(e.r, QEMU_ALIGN_UP(nlists * 8, QRNIC_PAGE));
+    for (i = 0; i < RNIC_PBL_ENTRIES_PER_PAGE; i++) {
+        ents[i] = cpu_to_le64(cqes);
+    }
+    qtest_memwrite(qts, list, ents, QRNIC_PAGE);
+    ents[0] = cpu_to_le64(dbrec);
+    qtest_memwrite(qts, list0, ents, QRNIC_PAGE);
+    for (i = 0; i < nlists; i++) {
+        tops[i] = cpu_to_le64(i ? list : list0);
+    }
+    qtest_memwrite(qts, top, tops, nlists * 8);
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_CQ);
+    cmd.u.create_cq.log_size = log;
+    cmd.u.create_cq.ring.addr = cpu_to_le64(top);
+    cmd.u.create_cq.ring.npages = cpu_to_le32(npages);
+    cmd.u.create_cq.ring.page_shift = 12;
+    cmd.u.create_cq.ring.levels = 2;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(out[RNIC_OUT_ENTRIES], ==, 1u << log);
+    cqn = out[RNIC_OUT_HANDLE];
+
+    /* The consumer claims one CQE too many unconsumed: refused. */
+    qtest_writel(qts, dbrec, -(RNIC_CQ_MOVE_MAX + 1));
+    qrnic_cmd_init(&cmd, RNIC_CMD_RESIZE_CQ);
+    cmd.u.resize_cq.cqn = cpu_to_le32(cqn);
+    cmd.u.resize_cq.log_size = log;
+    cmd.u.resize_cq.ring.addr = cpu_to_le64(top);
+    cmd.u.resize_cq.ring.npages = cpu_to_le32(npages);
+    cmd.u.resize_cq.ring.page_shift = 12;
+    cmd.u.resize_cq.ring.levels = 2;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_STATE);
+    qtest_writel(qts, dbrec, -RNIC_CQ_MOVE_MAX);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(out[RNIC_OUT_MOVED], ==, RNIC_CQ_MOVE_MAX);
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_CQ, 0, cqn), ==,
+                     RNIC_CMD_OK);
+}
+
 static uint8_t reg_mr_pbl(Env *e, uint64_t iova, uint64_t len,
                           uint64_t addr, uint32_t npages, uint8_t shift,
                           uint8_t levels)
@@ -1297,6 +1367,10 @@ static void register_rnic_test(void)
     rt_add("cmd-out-dma", test_cmd_out_dma);
     rt_add("pbl-list-errors", test_pbl_list_errors);
     rt_add("qp-alt-path", test_qp_alt_path);
+    /* The first node's list of tests is near the qos graph's depth cap. */
+    rt_use_node_b(true);
+    rt_add("cq-large", test_cq_large);
+    rt_use_node_b(false);
 }
 
 libqos_init(register_rnic_test);
