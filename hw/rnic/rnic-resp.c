@@ -265,9 +265,12 @@ static RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp)
     }
     r->valid = true;
     ok = rnic_ring_read(s, ring, r->idx, raw, sizeof(raw));
-    memcpy(&hdr, raw, sizeof(hdr));
-    r->wr_id = ok ? le64_to_cpu(hdr.wr_id) : 0;
-    r->num_sge = hdr.num_sge;
+    /* Nothing of a WQE that could not be read is used, not even zeros. */
+    if (ok) {
+        memcpy(&hdr, raw, sizeof(hdr));
+        r->wr_id = le64_to_cpu(hdr.wr_id);
+        r->num_sge = hdr.num_sge;
+    }
     if (!ok || r->num_sge > MIN(max_sge, RNIC_RQ_MAX_SGE)) {
         trace_rnic_err_tp_rwqe(qp->qpn, r->idx,
                                ok ? "num_sge above max" : "not readable");
