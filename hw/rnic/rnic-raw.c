@@ -410,10 +410,17 @@ bool rnic_flow_deliver(RnicState *s, const uint8_t *frame, size_t len)
 {
     RnicFrameKey k;
     bool any = false;
-    uint32_t i, j;
+    uint32_t i;
 
     if (!s->flow || !rnic_frame_key(frame, len, &k)) {
         return false;
+    }
+    /*
+     * One copy per QP, however many of its rules match: each QP notes the
+     * frame it last got, so the walk stays linear in max-flow.
+     */
+    if (++s->flow_frame == 0) {
+        s->flow_frame = 1;      /* 0 is what a new QP starts with */
     }
     for (i = 0; i < s->prop.max_flow; i++) {
         const RnicFlow *f = &s->flow[i];
@@ -422,18 +429,14 @@ bool rnic_flow_deliver(RnicState *s, const uint8_t *frame, size_t len)
         if (!f->valid || !rnic_flow_matches(&f->m, &k)) {
             continue;
         }
-        /* One copy per QP, however many of its rules match. */
-        for (j = 0; j < i; j++) {
-            if (s->flow[j].valid && s->flow[j].qpn == f->qpn &&
-                rnic_flow_matches(&s->flow[j].m, &k)) {
-                break;
-            }
-        }
         any = true;
-        if (j < i) {
-            continue;
-        }
         qp = rnic_qp_get(s, f->qpn);
+        if (qp) {
+            if (qp->flow_frame == s->flow_frame) {
+                continue;
+            }
+            qp->flow_frame = s->flow_frame;
+        }
         if (qp && qp->rss) {
             qp = rnic_rss_pick(s, qp, &k);
         }

@@ -272,6 +272,7 @@ typedef struct RnicQP {
 
     RnicTransport *tp;
     RnicRss *rss;               /* raw QPs after SET_RSS */
+    uint32_t flow_frame;        /* s->flow_frame it last got a copy of */
 } RnicQP;
 
 struct RnicState {
@@ -395,6 +396,7 @@ struct RnicState {
     uint32_t ack_owed[RNIC_ACK_OWED_MAX];
     uint32_t ooo_frames;        /* frames in all QPs' reorder buffers */
     int64_t ooo_swept_ns;       /* when stale kept frames were last freed */
+    uint32_t flow_frame;        /* frames flow rules have looked at */
     uint32_t n_ack_owed;
 
     /*
