@@ -629,6 +629,35 @@ static void test_stream_backpressure(void *obj, void *data,
     expect_sends_done(&e, &scq, N, N);
 }
 
+/*
+ * An empty datagram is a datagram like any other on a socket or dgram
+ * netdev, not the end of a connection; it used to turn reading off for
+ * good.  After one, a frame still arrives (counted as a dropped RoCE
+ * frame, as its QP does not exist).
+ */
+static void test_dgram_empty(void *obj, void *data, QGuestAllocator *alloc)
+{
+    static const uint8_t payload[16];
+    uint8_t buf[256];
+    size_t len;
+    Roce f;
+    Env e;
+    int i;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpint(send(e.fd, buf, 0, 0), ==, 0);
+    qrnic_settle(e.r);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, 0x777, 0, payload,
+                         sizeof(payload));
+    len = rt_roce_build(&f, buf, sizeof(buf));
+    g_assert_cmpint(send(e.fd, buf, len, 0), ==, len);
+    for (i = 0; i < QRNIC_TIMEOUT_MS / 10 &&
+                qrnic_counter(e.r, RNIC_CNT_RX_DROPPED) < 1; i++) {
+        g_usleep(10 * 1000);
+    }
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_DROPPED), ==, 1);
+}
+
 /* ---- Selective repeat ---- */
 
 #define BTH_X_SR    0x01
@@ -1234,6 +1263,8 @@ static void register_rnic_loss_test(void)
     rt_add_mcast("mcast-own-echo", test_mcast_own_echo);
     rt_add_mcast_coalesce("mcast-coalesce", test_mcast_coalesce);
     rt_add("socket-coalesce-opts", test_socket_coalesce_opts);
+    rt_add_mcast("mcast-empty-datagram", test_dgram_empty);
+    rt_add_dgram("dgram-empty-datagram", test_dgram_empty);
     rt_use_node_b(false);
 }
 

@@ -746,6 +746,41 @@ void rt_add_mcast(const char *name, QOSTestFunc fn)
 }
 
 /*
+ * A UDP unicast (dgram) netdev; the test's socket is connected to the
+ * netdev's local address, which sends to the test's.
+ */
+static void *dgram_test_init(GString *cmd_line, void *arg)
+{
+    int *test_sockets = g_new(int, 2);
+    struct sockaddr_in me = { .sin_family = AF_INET }, qemu = me;
+    socklen_t len = sizeof(me);
+    int fd;
+
+    me.sin_addr.s_addr = qemu.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&me, sizeof(me)), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&me, &len), ==, 0);
+    qemu.sin_port = htons(g_random_int_range(20000, 40000));
+    g_assert_cmpint(connect(fd, (struct sockaddr *)&qemu, sizeof(qemu)),
+                    ==, 0);
+    test_sockets[0] = fd;
+    test_sockets[1] = -1;
+    g_string_append_printf(cmd_line, " -netdev dgram,id=hs0,"
+                           "local.type=inet,local.host=127.0.0.1,"
+                           "local.port=%u,remote.type=inet,"
+                           "remote.host=127.0.0.1,remote.port=%u ",
+                           ntohs(qemu.sin_port), ntohs(me.sin_port));
+    g_test_queue_destroy(data_test_clear, test_sockets);
+    return test_sockets;
+}
+
+void rt_add_dgram(const char *name, QOSTestFunc fn)
+{
+    rt_add_with(name, fn, dgram_test_init, "");
+}
+
+/*
  * The same with coalesce=on; the second test socket is a member of the
  * group that takes GRO batches, so that it sees how frames were sent.
  * What the device sends waits in a filter-buffer until the virtual clock

@@ -202,6 +202,8 @@ void rt_add_migrate(const char *name, QOSTestFunc fn);
 void rt_add_stream(const char *name, QOSTestFunc fn, bool coalesce);
 /* On a socket-multicast segment: the env's fd sends datagrams to it. */
 void rt_add_mcast(const char *name, QOSTestFunc fn);
+/* On a UDP unicast (dgram) netdev, the env's fd its peer. */
+void rt_add_dgram(const char *name, QOSTestFunc fn);
 /*
  * The same with coalesce=on; the test data's second socket is a member of
  * the group that takes UDP GRO batches.  The device's frames wait in a
