@@ -13,6 +13,7 @@
  */
 
 #include "qemu/osdep.h"
+#include <sys/un.h>
 #include "qemu/bswap.h"
 #include "qemu/module.h"
 #include "qobject/qdict.h"
@@ -627,6 +628,109 @@ static void test_stream_backpressure(void *obj, void *data,
 
     rt_send_ack(&e, QP_SQ_PSN + N - 1, N);
     expect_sends_done(&e, &scq, N, N);
+}
+
+/* A client of the listening stream netdev at rt_stream_path. */
+static int stream_connect(QTestState *qts)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0), i;
+
+    g_assert_cmpint(fd, >=, 0);
+    g_strlcpy(sa.sun_path, rt_stream_path, sizeof(sa.sun_path));
+    g_assert_cmpint(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    /* Connected once QEMU has accepted: it no longer says "listening". */
+    for (i = 0; i < QRNIC_TIMEOUT_MS / 10; i++) {
+        char *info = qtest_hmp(qts, "info network");
+        bool up = !strstr(info, "listening");
+
+        g_free(info);
+        if (up) {
+            return fd;
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * A stream connection that drops while the netdev refuses frames (its
+ * socket and its own buffer full) used to leave the netdev refusing for
+ * good: the NIC's frames then waited in the queue for ever, even on the
+ * next connection.  Here two QPs' 64 SENDs of 4 KiB each, more than the
+ * socket and the netdev's buffer hold, go to a client that never reads;
+ * the client goes, a new one connects and ACKs them all, and the next
+ * SEND must reach it.  (The connection a server accepts was also
+ * blocking: the first full socket stopped all of QEMU in write().)
+ */
+static void test_stream_reconnect(void *obj, void *data,
+                                  QGuestAllocator *alloc)
+{
+    enum { N = 64, LEN = 4096 };
+    QTestState *qts;
+    QRnicCq scq;
+    QRnicQp qp[2];
+    struct rnic_qp_attr a;
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    Roce f;
+    Env e;
+    int i, k, queued = 0, before = -1;
+
+    rt_env_basic(&e, obj, data);
+    qts = qrnic_qts(e.r);
+    e.fd = stream_connect(qts);
+    rts_mtu_4096(&e, &scq);
+    qp[0] = e.qp;
+    g_assert_cmpuint(qrnic_create_qp(e.r, &qp[1], RNIC_QPT_RC, e.pdn,
+                                     scq.cqn, e.cq.cqn, 6, 4), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &qp[1], RNIC_QPS_INIT, MASK_TO_INIT),
+                     ==, RNIC_CMD_OK);
+    rt_attr_for(&a, RNIC_QPS_RTR);
+    a.path_mtu = RNIC_MTU_4096;
+    g_assert_cmpuint(qrnic_modify_qp(e.r, qp[1].qpn, MASK_TO_RTR, &a), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &qp[1], RNIC_QPS_RTS, MASK_TO_RTS), ==,
+                     RNIC_CMD_OK);
+    rt_sge_of(&sge, &e.mr, 0, LEN);
+    for (k = 0; k < 2; k++) {
+        for (i = 0; i < N; i++) {
+            rt_send_wqe(&w, k * N + i, RNIC_WR_SEND, 1);
+            qrnic_post_send(e.r, &qp[k], &w, &sge, 1);
+        }
+        qrnic_ring_sq(e.r, &qp[k]);
+    }
+    while (queued != before) {
+        before = queued;
+        qrnic_settle(e.r);
+        g_assert_cmpint(ioctl(e.fd, FIONREAD, &queued), ==, 0);
+    }
+    /* Not all of it fitted: the netdev holds the rest back. */
+    g_assert_cmpint(queued, <, 2 * N * LEN);
+
+    close(e.fd);
+    e.fd = stream_connect(qts);
+    for (k = 0; k < 2; k++) {
+        e.qp = qp[k];
+        rt_send_ack(&e, QP_SQ_PSN + N - 1, N);
+    }
+    for (i = 0; i < 2 * N; i++) {
+        struct rnic_cqe cqe;
+
+        g_assert_true(qrnic_cq_wait(e.r, &scq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    }
+    e.qp = qp[0];
+    rt_send_wqe(&w, 2 * N, RNIC_WR_SEND, 1);
+    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    do {
+        rt_recv_roce(&e, &f);
+    } while (f.psn != QP_SQ_PSN + N);
+    g_assert_cmphex(f.opcode, ==, OPC_SEND_ONLY);
+    g_assert_cmpuint(f.payload_len, ==, LEN);
+    close(e.fd);
 }
 
 /*
@@ -1263,6 +1367,7 @@ static void register_rnic_loss_test(void)
     rt_add_mcast("mcast-own-echo", test_mcast_own_echo);
     rt_add_mcast_coalesce("mcast-coalesce", test_mcast_coalesce);
     rt_add("socket-coalesce-opts", test_socket_coalesce_opts);
+    rt_add_stream_server("stream-reconnect", test_stream_reconnect);
     rt_add_mcast("mcast-empty-datagram", test_dgram_empty);
     rt_add_dgram("dgram-empty-datagram", test_dgram_empty);
     rt_use_node_b(false);

@@ -780,6 +780,42 @@ void rt_add_dgram(const char *name, QOSTestFunc fn)
     rt_add_with(name, fn, dgram_test_init, "");
 }
 
+char *rt_stream_path;
+
+static void stream_server_test_clear(void *sockets)
+{
+    unlink(rt_stream_path);
+    g_free(rt_stream_path);
+    rt_stream_path = NULL;
+    data_test_clear(sockets);
+}
+
+/*
+ * A listening stream netdev (server=on, coalesce=on) on a unix socket at
+ * rt_stream_path; the test connects (and reconnects) itself, so the env's
+ * fd starts as -1.
+ */
+static void *stream_server_test_init(GString *cmd_line, void *arg)
+{
+    int *test_sockets = g_new(int, 2);
+
+    rt_stream_path = g_strdup_printf("%s/rnic-qtest-%d-%u.sock",
+                                     g_get_tmp_dir(), getpid(),
+                                     g_random_int());
+    test_sockets[0] = -1;
+    test_sockets[1] = -1;
+    g_string_append_printf(cmd_line, " -netdev stream,id=hs0,server=on,"
+                           "addr.type=unix,addr.path=%s,coalesce=on ",
+                           rt_stream_path);
+    g_test_queue_destroy(stream_server_test_clear, test_sockets);
+    return test_sockets;
+}
+
+void rt_add_stream_server(const char *name, QOSTestFunc fn)
+{
+    rt_add_with(name, fn, stream_server_test_init, "");
+}
+
 /*
  * The same with coalesce=on; the second test socket is a member of the
  * group that takes GRO batches, so that it sees how frames were sent.

@@ -205,6 +205,12 @@ void rt_add_mcast(const char *name, QOSTestFunc fn);
 /* On a UDP unicast (dgram) netdev, the env's fd its peer. */
 void rt_add_dgram(const char *name, QOSTestFunc fn);
 /*
+ * On a listening stream netdev (coalesce=on) at rt_stream_path: the test
+ * connects itself (the env's fd is -1 until it does).
+ */
+extern char *rt_stream_path;
+void rt_add_stream_server(const char *name, QOSTestFunc fn);
+/*
  * The same with coalesce=on; the test data's second socket is a member of
  * the group that takes UDP GRO batches.  The device's frames wait in a
  * filter-buffer until the virtual clock passes RT_MCAST_FILTER_US.
