@@ -11,10 +11,10 @@
  * device, each within the path MTU and charged to max-host-mem) and runs
  * it, in PSN order, once the gap is filled.  Frames whose gap stays open
  * for RNIC_OOO_MAX_AGE_NS are given up, so that idle QPs, or a peer that
- * never fills its gaps, cannot hold the pool.  Nothing is executed early: a kept
- * request takes exactly the path it would have taken in order, so
- * SENDs, READs and atomics need nothing special.  A peer without the
- * bit (rxe, real NICs) gets plain go-back-N.
+ * never fills its gaps, cannot hold the pool.  Nothing is executed
+ * early: a kept request takes exactly the path it would have taken in
+ * order, so SENDs, READs and atomics need nothing special.  A peer
+ * without the bit (rxe, real NICs) gets plain go-back-N.
  */
 
 #include "qemu/osdep.h"
