@@ -181,6 +181,24 @@ install_provider() {
     [ "$found" = 1 ] || echo "no rnic provider built yet: skipping it"
 }
 
+# mpirun starts its ranks on the other VMs over ssh: host keys and a root
+# key that every VM of the image trusts, made now, as a test image has no
+# one to answer prompts (sshd itself is started by the tests that need it).
+setup_guest_ssh() {
+    local r=$1
+    [ -x "$r/usr/sbin/sshd" ] || return 0
+    rm -f "$r"/etc/ssh/ssh_host_*
+    chroot "$r" ssh-keygen -A
+    mkdir -p -m 0700 "$r/root/.ssh"
+    rm -f "$r/root/.ssh/id_ed25519" "$r/root/.ssh/id_ed25519.pub"
+    chroot "$r" ssh-keygen -q -t ed25519 -N '' -C rnic-test \
+        -f /root/.ssh/id_ed25519
+    cp "$r/root/.ssh/id_ed25519.pub" "$r/root/.ssh/authorized_keys"
+    printf 'Host *\n    StrictHostKeyChecking no\n    UserKnownHostsFile /dev/null\n    LogLevel ERROR\n' \
+        >"$r/root/.ssh/config"
+    chmod 0600 "$r/root/.ssh/authorized_keys" "$r/root/.ssh/config"
+}
+
 step_image_final() {
     local h
     h=$(final_hash)
@@ -214,6 +232,7 @@ step_image_final() {
     install_provider "$r"
     chroot_mount "$r"
     install_kernel_module "$r" "$kver"
+    setup_guest_ssh "$r"
     chroot_unmount "$r"
     trap - EXIT
 
