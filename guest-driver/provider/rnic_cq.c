@@ -313,6 +313,25 @@ out:
 }
 
 /* Returns true when the CQE is valid and *wc is filled. */
+/*
+ * RoCE has no service level on the wire, so ConnectX reports the received
+ * packet's header type in a UD completion's SL (0: RoCE v1 GRH, 1: RoCE v2
+ * over IPv6, 2: RoCE v2 over IPv4), and UCX's UD transport reads it to
+ * know which GRH bytes hold the destination address: without it UCX drops
+ * every UD packet over IPv4.  Do as ConnectX does.
+ */
+static uint8_t rnic_roce_pkt_type(uint8_t net_type)
+{
+	switch (net_type) {
+	case RNIC_NET_IPV4:
+		return 2;
+	case RNIC_NET_IPV6:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 			   const struct rnic_cqe *cqe, struct ibv_wc *wc)
 {
@@ -379,8 +398,10 @@ static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 			wc->invalidated_rkey = le32toh(cqe->imm_inv);
 			wc->wc_flags |= IBV_WC_WITH_INV;
 		}
-		if (cqe->flags & RNIC_CQE_GRH)
+		if (cqe->flags & RNIC_CQE_GRH) {
 			wc->wc_flags |= IBV_WC_GRH;
+			wc->sl = rnic_roce_pkt_type(cqe->net_type);
+		}
 		wc->src_qp = le32toh(cqe->src_qp) & RNIC_DB_QN_MASK;
 	}
 	return true;

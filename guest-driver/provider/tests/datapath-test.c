@@ -219,6 +219,42 @@ static void test_recv(void)
 	      be32toh(wc[0].imm_data) == 0x11223344);
 }
 
+/*
+ * A receive with a GRH reports the packet's header type in sl, as
+ * ConnectX does and UCX's UD transport needs: 2 for RoCE v2 over IPv4,
+ * 1 over IPv6, 0 for RoCE v1; without a GRH, 0.
+ */
+static void test_recv_sl(void)
+{
+	static const struct { uint8_t net, flags, sl; } c[] = {
+		{ RNIC_NET_IPV4, RNIC_CQE_GRH, 2 },
+		{ RNIC_NET_IPV6, RNIC_CQE_GRH, 1 },
+		{ RNIC_NET_ROCE_V1, RNIC_CQE_GRH, 0 },
+		{ RNIC_NET_IPV4, 0, 0 },
+	};
+	char buf[64];
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64,
+			       .lkey = 0x3300 };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct rnic_cqe *e;
+
+		wr.wr_id = 400 + i;
+		CHECK(rnic_post_recv(&qp->vqp.qp, &wr, &bad) == 0);
+		dev_cqe(QPN, (uint16_t)(qp->rq.head - 1), RNIC_WC_RECV,
+			RNIC_WC_SUCCESS, 0);
+		e = &cq->cqes[(dev_cq_pi - 1) & ((1u << cq->log_size) - 1)];
+		e->flags = c[i].flags;
+		e->net_type = c[i].net;
+		CHECK(rnic_poll_cq(&cq->vcq.cq, 1, &wc) == 1);
+		CHECK(wc.wr_id == 400 + i && wc.sl == c[i].sl &&
+		      !!(wc.wc_flags & IBV_WC_GRH) == !!c[i].flags);
+	}
+}
+
 static void test_wr_api(void)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
@@ -816,6 +852,7 @@ int main(void)
 	setup();
 	test_post_send();
 	test_recv();
+	test_recv_sl();
 	test_wr_api();
 	test_wrap();
 	test_notify();
