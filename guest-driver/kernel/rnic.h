@@ -203,6 +203,12 @@ struct rnic_wq {
 	u32 ci;
 	u32 max_sge;
 	struct ib_umem *umem;
+	/*
+	 * Kernel SQ and RQ: the wr_id of each slot.  A completion names
+	 * only the slot; its wr_id comes from here, never from the CQE, so
+	 * a faulty device cannot hand a ULP a wr_cqe it did not post.
+	 */
+	u64 *wr_id;
 };
 
 struct rnic_qp {

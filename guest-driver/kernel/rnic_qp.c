@@ -36,6 +36,8 @@ static u32 rnic_ring_pages(u32 stride, u32 log_size)
 
 void rnic_wq_free(struct rnic_dev *dev, struct rnic_wq *wq)
 {
+	kvfree(wq->wr_id);
+	wq->wr_id = NULL;
 	rnic_kring_free(dev, &wq->kring);
 	if (wq->umem)
 		ib_umem_release(wq->umem);
@@ -75,14 +77,28 @@ int rnic_wq_user(struct rnic_dev *dev, struct rnic_wq *wq, u64 addr,
 			   rnic_ring_pages(stride, wq->log_size), pbl, pbuf);
 }
 
+/* The wr_id shadow of a kernel work queue (see struct rnic_wq). */
+static int rnic_wq_shadow_alloc(struct rnic_wq *wq)
+{
+	wq->wr_id = kvcalloc(1u << wq->log_size, sizeof(*wq->wr_id),
+			     GFP_KERNEL);
+	return wq->wr_id ? 0 : -ENOMEM;
+}
+
 int rnic_wq_kernel(struct rnic_dev *dev, struct rnic_wq *wq, u32 stride,
 		   struct rnic_pbl *pbl)
 {
 	int err;
 
-	err = rnic_kring_alloc(dev, &wq->kring, (size_t)stride << wq->log_size);
+	err = rnic_wq_shadow_alloc(wq);
 	if (err)
 		return err;
+	err = rnic_kring_alloc(dev, &wq->kring, (size_t)stride << wq->log_size);
+	if (err) {
+		kvfree(wq->wr_id);
+		wq->wr_id = NULL;
+		return err;
+	}
 	rnic_kring_pbl(&wq->kring, pbl);
 	return 0;
 }
@@ -176,10 +192,16 @@ static int rnic_ksq_alloc(struct rnic_dev *dev, struct rnic_qp *qp,
 
 	qp->sq_dbrec = le32_to_cpu(dev->hw.cap_flags) & RNIC_DEV_CAP_SQ_DBREC;
 	lead = qp->sq_dbrec ? RNIC_SQ_DBREC_PAGE_SIZE : 0;
-	err = rnic_kring_alloc(dev, &qp->sq.kring,
-			       lead + ((size_t)RNIC_SQ_WQE_SIZE << qp->sq.log_size));
+	err = rnic_wq_shadow_alloc(&qp->sq);
 	if (err)
 		return err;
+	err = rnic_kring_alloc(dev, &qp->sq.kring,
+			       lead + ((size_t)RNIC_SQ_WQE_SIZE << qp->sq.log_size));
+	if (err) {
+		kvfree(qp->sq.wr_id);
+		qp->sq.wr_id = NULL;
+		return err;
+	}
 	rnic_kring_pbl(&qp->sq.kring, pbl);
 	return 0;
 }
@@ -771,6 +793,7 @@ int rnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
+		qp->sq.wr_id[qp->sq.pi & (entries - 1)] = wr->wr_id;
 		qp->sq.pi++;
 		posted = true;
 	}
@@ -830,6 +853,8 @@ static int rnic_post_wq_recv(struct rnic_dev *dev, struct rnic_wq *wq,
 			*bad_wr = wr;
 			break;
 		}
+		if (wq->wr_id)
+			wq->wr_id[wq->pi & (entries - 1)] = wr->wr_id;
 		wq->pi++;
 		posted = true;
 	}
@@ -982,6 +1007,36 @@ static bool rnic_wc_opcode(u8 op, enum ib_wc_opcode *out)
 	}
 }
 
+/*
+ * The wr_id of the WQE a CQE completes, from the driver's own shadow: the
+ * CQE's index must name a slot that is outstanding (for an RQ, the next
+ * one in ring order).  An SRQ's slots are reused out of order and its
+ * ring may be resized under the CQE, so there the CQE's wr_id is taken.
+ */
+static bool rnic_cqe_wr_id(struct rnic_dev *dev, struct rnic_qp *qp,
+			   const struct rnic_cqe *c, bool recv, u64 *wr_id)
+{
+	struct rnic_wq *wq = recv ? &qp->rq : &qp->sq;
+	u32 mask = (1u << wq->log_size) - 1;
+	u32 ci = READ_ONCE(wq->ci), pi = READ_ONCE(wq->pi);
+	u32 idx = le16_to_cpu(c->wqe_idx) & mask;
+
+	if (recv && qp->has_srq) {
+		*wr_id = le64_to_cpu(c->wr_id);
+		return true;
+	}
+	if (!wq->wr_id || ((idx - ci) & mask) >= pi - ci ||
+	    (recv && idx != (ci & mask))) {
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "QP %u: %s CQE names slot %u, not outstanding (ci %u pi %u); dropped\n",
+				     qp->qpn, recv ? "receive" : "send", idx,
+				     ci, pi);
+		return false;
+	}
+	*wr_id = wq->wr_id[idx];
+	return true;
+}
+
 /* Fill @wc from a private copy of a CQE; false if the CQE is unusable. */
 static bool rnic_cqe_to_wc(struct rnic_dev *dev, const struct rnic_cqe *c,
 			   struct ib_wc *wc)
@@ -998,12 +1053,13 @@ static bool rnic_cqe_to_wc(struct rnic_dev *dev, const struct rnic_cqe *c,
 		return false;
 	}
 	memset(wc, 0, sizeof(*wc));
-	wc->wr_id = le64_to_cpu(c->wr_id);
 	wc->status = rnic_wc_status(c->status);
 	if (!rnic_wc_opcode(c->opcode, &op)) {
 		op = (c->opcode & RNIC_WC_RECV) ? IB_WC_RECV : IB_WC_SEND;
 		wc->status = IB_WC_GENERAL_ERR;
 	}
+	if (!rnic_cqe_wr_id(dev, qp, c, op & IB_WC_RECV, &wc->wr_id))
+		return false;
 	wc->opcode = op;
 	wc->vendor_err = c->vendor_err;
 	wc->byte_len = le32_to_cpu(c->byte_len);
