@@ -734,6 +734,29 @@ static void test_stream_reconnect(void *obj, void *data,
 }
 
 /*
+ * Sends the device a SEND for a QP that does not exist (0x777), and waits
+ * until its RX_DROPPED counter reaches @want.
+ */
+static void send_unmatched(Env *e, uint64_t want)
+{
+    static const uint8_t payload[16];
+    uint8_t buf[256];
+    size_t len;
+    Roce f;
+    int i;
+
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, 0x777, 0, payload,
+                         sizeof(payload));
+    len = rt_roce_build(&f, buf, sizeof(buf));
+    g_assert_cmpint(send(e->fd, buf, len, 0), ==, len);
+    for (i = 0; i < QRNIC_TIMEOUT_MS / 10 &&
+                qrnic_counter(e->r, RNIC_CNT_RX_DROPPED) < want; i++) {
+        g_usleep(10 * 1000);
+    }
+    g_assert_cmpuint(qrnic_counter(e->r, RNIC_CNT_RX_DROPPED), ==, want);
+}
+
+/*
  * An empty datagram is a datagram like any other on a socket or dgram
  * netdev, not the end of a connection; it used to turn reading off for
  * good.  After one, a frame still arrives (counted as a dropped RoCE
@@ -741,25 +764,13 @@ static void test_stream_reconnect(void *obj, void *data,
  */
 static void test_dgram_empty(void *obj, void *data, QGuestAllocator *alloc)
 {
-    static const uint8_t payload[16];
-    uint8_t buf[256];
-    size_t len;
-    Roce f;
+    uint8_t none = 0;
     Env e;
-    int i;
 
     rt_env_basic(&e, obj, data);
-    g_assert_cmpint(send(e.fd, buf, 0, 0), ==, 0);
+    g_assert_cmpint(send(e.fd, &none, 0, 0), ==, 0);
     qrnic_settle(e.r);
-    rt_roce_init_payload(&f, OPC_SEND_ONLY, 0x777, 0, payload,
-                         sizeof(payload));
-    len = rt_roce_build(&f, buf, sizeof(buf));
-    g_assert_cmpint(send(e.fd, buf, len, 0), ==, len);
-    for (i = 0; i < QRNIC_TIMEOUT_MS / 10 &&
-                qrnic_counter(e.r, RNIC_CNT_RX_DROPPED) < 1; i++) {
-        g_usleep(10 * 1000);
-    }
-    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_RX_DROPPED), ==, 1);
+    send_unmatched(&e, 1);
 }
 
 /* ---- Selective repeat ---- */

@@ -659,6 +659,7 @@ static void test_cq_large(void *obj, void *data, QGuestAllocator *alloc)
     g_autofree uint64_t *ents = g_new(uint64_t, RNIC_PBL_ENTRIES_PER_PAGE);
     g_autofree uint64_t *tops = g_new(uint64_t, nlists);
     struct rnic_device_attr attr;
+    struct rnic_pbl ring = {};
     uint64_t dbrec, cqes, list0, list, top;
     struct rnic_cmd cmd;
     uint32_t out[6], cqn, i;
@@ -686,12 +687,13 @@ static void test_cq_large(void *obj, void *data, QGuestAllocator *alloc)
     }
     qtest_memwrite(qts, top, tops, nlists * 8);
 
+    ring.addr = cpu_to_le64(top);
+    ring.npages = cpu_to_le32(npages);
+    ring.page_shift = 12;
+    ring.levels = 2;
     qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_CQ);
     cmd.u.create_cq.log_size = log;
-    cmd.u.create_cq.ring.addr = cpu_to_le64(top);
-    cmd.u.create_cq.ring.npages = cpu_to_le32(npages);
-    cmd.u.create_cq.ring.page_shift = 12;
-    cmd.u.create_cq.ring.levels = 2;
+    cmd.u.create_cq.ring = ring;
     g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
     g_assert_cmpuint(out[RNIC_OUT_ENTRIES], ==, 1u << log);
     cqn = out[RNIC_OUT_HANDLE];
@@ -701,10 +703,7 @@ static void test_cq_large(void *obj, void *data, QGuestAllocator *alloc)
     qrnic_cmd_init(&cmd, RNIC_CMD_RESIZE_CQ);
     cmd.u.resize_cq.cqn = cpu_to_le32(cqn);
     cmd.u.resize_cq.log_size = log;
-    cmd.u.resize_cq.ring.addr = cpu_to_le64(top);
-    cmd.u.resize_cq.ring.npages = cpu_to_le32(npages);
-    cmd.u.resize_cq.ring.page_shift = 12;
-    cmd.u.resize_cq.ring.levels = 2;
+    cmd.u.resize_cq.ring = ring;        /* the same pages again */
     g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_STATE);
     qtest_writel(qts, dbrec, -RNIC_CQ_MOVE_MAX);
     g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
