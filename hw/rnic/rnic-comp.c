@@ -111,27 +111,6 @@ static bool rnic_comp_outstanding(RnicTransport *tp)
     return rnic_psn_lt(tp->comp.psn, tp->req.max_psn);
 }
 
-/*
- * Packets in flight that let a WQE posted now wait for the next ACK:
- * one AckReq interval keeps the path busy meanwhile.  With fewer (a
- * QP of many that each hold a WQE or two) the wait would idle the QP,
- * and the doorbell is worth its cost.
- */
-#define RNIC_TP_DBREC_MIN_INFLIGHT  RNIC_TP_ACKREQ_EVERY
-
-bool rnic_tp_sq_busy(RnicQP *qp)
-{
-    RnicTransport *tp = qp->tp;
-
-    if (qp->scheduled || tp->comp.ack_expired ||
-        timer_pending(tp->comp.rnr_timer)) {
-        return true;
-    }
-    return timer_pending(tp->comp.ack_timer) &&
-           rnic_psn_diff(tp->req.max_psn, tp->comp.psn) >=
-           RNIC_TP_DBREC_MIN_INFLIGHT;
-}
-
 static void rnic_comp_ack_timer_del(RnicTransport *tp)
 {
     timer_del(tp->comp.ack_timer);

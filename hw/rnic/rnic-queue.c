@@ -367,8 +367,8 @@ void rnic_schedule(RnicState *s)
  * SQ/RQ/SRQ producer indices carry 16 significant bits; widen them
  * against the device's free-running consumer index.
  */
-static bool rnic_wq_doorbell(RnicState *s, const char *what, uint32_t qn,
-                             RnicWq *wq, uint32_t idx)
+bool rnic_wq_doorbell(RnicState *s, const char *what, uint32_t qn,
+                      RnicWq *wq, uint32_t idx)
 {
     uint32_t size = 1u << wq->ring.log_size;
     uint16_t delta = (uint16_t)(idx - wq->ci);
@@ -389,148 +389,6 @@ static bool rnic_wq_doorbell(RnicState *s, const char *what, uint32_t qn,
     wq->pi = wq->ci + delta;
     trace_rnic_db_wq(what, qn, wq->pi);
     return true;
-}
-
-/* ---- SQ doorbell records (see struct rnic_sq_dbrec) ---- */
-
-static bool rnic_sq_dbrec_addr(RnicQP *qp, uint64_t *addr)
-{
-    return (qp->flags & RNIC_QP_FLAG_SQ_DBREC) &&
-           rnic_pbl_addr(&qp->sq.ring.pbl, 0, addr, NULL);
-}
-
-/*
- * Single 32-bit accesses: the producer stores pi while we read it.  The
- * cached flags change only once they are in memory, so a failed write
- * is tried again on the next run rather than believed.
- */
-static void rnic_sq_dbrec_set(RnicState *s, RnicQP *qp, bool ring)
-{
-    uint64_t addr;
-
-    if (qp->sq_dbrec_ring == ring || !rnic_sq_dbrec_addr(qp, &addr)) {
-        return;
-    }
-    if (stl_le_pci_dma(PCI_DEVICE(s),
-                       addr + offsetof(struct rnic_sq_dbrec, flags),
-                       ring ? RNIC_SQ_DBREC_RING : 0,
-                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
-        trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
-        return;
-    }
-    qp->sq_dbrec_ring = ring;
-    trace_rnic_sq_dbrec_ring(qp->qpn, ring);
-    if (ring) {
-        rnic_sq_dbrec_forget(s, qp);
-    } else if (!qp->sq_dbrec_listed) {
-        QTAILQ_INSERT_TAIL(&s->dbrec_list, qp, dbrec_next);
-        qp->sq_dbrec_listed = true;
-    }
-}
-
-void rnic_sq_dbrec_forget(RnicState *s, RnicQP *qp)
-{
-    if (qp->sq_dbrec_listed) {
-        QTAILQ_REMOVE(&s->dbrec_list, qp, dbrec_next);
-        qp->sq_dbrec_listed = false;
-    }
-}
-
-/*
- * A WQE posted while RING is clear waits for its QP's next run.  With
- * many QPs that each hold a little, that run may be an ACK away, so
- * every bottom-half run also reads the records of some such QPs (a
- * 4-byte read each, next to the frames the run moves anyway), taking
- * them in turn.
- */
-static void rnic_sq_dbrec_sweep(RnicState *s)
-{
-    unsigned n = RNIC_DBREC_SWEEP_BUDGET;
-    RnicQP *qp;
-
-    while (n-- && (qp = QTAILQ_FIRST(&s->dbrec_list))) {
-        QTAILQ_REMOVE(&s->dbrec_list, qp, dbrec_next);
-        QTAILQ_INSERT_TAIL(&s->dbrec_list, qp, dbrec_next);
-        if (!qp->scheduled && rnic_sq_dbrec_poll(s, qp)) {
-            rnic_qp_schedule(s, qp);
-        }
-    }
-}
-
-bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp)
-{
-    uint32_t old = qp->sq.pi;
-    uint32_t pi;
-    uint64_t addr;
-
-    if (!rnic_sq_dbrec_addr(qp, &addr)) {
-        return false;
-    }
-    if (ldl_le_pci_dma(PCI_DEVICE(s),
-                       addr + offsetof(struct rnic_sq_dbrec, pi), &pi,
-                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
-        trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
-        return false;
-    }
-    if ((uint16_t)pi == qp->sq_dbrec_seen) {
-        return false;
-    }
-    qp->sq_dbrec_seen = pi;
-    if (!rnic_wq_doorbell(s, "SQ dbrec", qp->qpn, &qp->sq, pi)) {
-        return false;
-    }
-    s->cnt[RNIC_CNT_SQ_DBREC_WQES] += qp->sq.pi - old;
-    return qp->sq.pi != old;
-}
-
-/* On create and reset: the ring starts over, and posting must ring. */
-void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp)
-{
-    struct rnic_sq_dbrec rec = {
-        .pi = 0,
-        .flags = cpu_to_le32(RNIC_SQ_DBREC_RING),
-    };
-    uint64_t addr;
-
-    qp->sq_dbrec_ring = true;
-    qp->sq_dbrec_seen = 0;
-    rnic_sq_dbrec_forget(s, qp);
-    if (rnic_sq_dbrec_addr(qp, &addr) &&
-        rnic_dma_write(s, addr, &rec, sizeof(rec)) != MEMTX_OK) {
-        trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
-    }
-}
-
-/* Before the requester runs: posts need no doorbell now. */
-void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp)
-{
-    rnic_sq_dbrec_set(s, qp, false);
-    rnic_sq_dbrec_poll(s, qp);
-}
-
-/*
- * After it ran: posting needs no doorbell while the QP is queued, or
- * while enough packets wait for their ACK (whose arrival runs the QP,
- * and whose timer does if it never comes).  A WQE posted then waits for
- * that ACK (a round trip; a probe interval if it was lost), where a
- * doorbell would have stopped the poster until the bottom half let go
- * of the lock.  The record is read
- * once more after RING is visible: a WQE stored before the producer
- * could see RING would otherwise wait for a doorbell that never comes.
- */
-void rnic_sq_dbrec_idle(RnicState *s, RnicQP *qp, bool requeued)
-{
-    if (!(qp->flags & RNIC_QP_FLAG_SQ_DBREC) || requeued ||
-        rnic_tp_sq_busy(qp)) {
-        return;
-    }
-    rnic_sq_dbrec_set(s, qp, true);
-    /* Our RING store before our pi load; pairs with the producer's. */
-    smp_mb();
-    if (rnic_sq_dbrec_poll(s, qp)) {
-        rnic_sq_dbrec_set(s, qp, false);
-        rnic_qp_schedule(s, qp);
-    }
 }
 
 static RnicQP *rnic_db_qp(RnicState *s, uint16_t uctx, uint32_t qn)
@@ -862,7 +720,7 @@ void rnic_bh(void *opaque)
         rnic_net_rx_run(s, &rx_budget);
     }
     if (!rnic_halted(s)) {
-        rnic_sq_dbrec_sweep(s);
+        rnic_sq_dbrec_sweep(s, RNIC_DBREC_SWEEP_BUDGET);
     }
 
     /* Only the QPs queued now: ones re-queued below wait for the next run. */

@@ -406,6 +406,47 @@ bool rnic_flow_wants(RnicState *s, const uint8_t *frame, size_t len)
     return false;
 }
 
+/*
+ * One frame a flow rule steered to raw QP 'qp', written from its
+ * destination MAC on.  False if the QP could not take it: not receiving
+ * yet, or no receive WQE posted (a raw QP has no RNR: the frame is lost,
+ * as on an Ethernet port).
+ */
+static bool rnic_raw_rx_qp(RnicState *s, RnicQP *qp, const uint8_t *frame,
+                           size_t len)
+{
+    RnicRwqe *r = &qp->tp->resp.rwqe;
+    struct rnic_cqe cqe = {
+        .opcode = RNIC_WC_RECV,
+        .status = RNIC_WC_SUCCESS,
+        .byte_len = len,
+    };
+    RnicMemErr err;
+
+    if (qp->state != RNIC_QPS_RTR && qp->state != RNIC_QPS_RTS &&
+        qp->state != RNIC_QPS_SQD && qp->state != RNIC_QPS_SQE) {
+        trace_rnic_tp_rx_drop(qp->qpn, "raw QP not receiving");
+        return false;
+    }
+    if (rnic_resp_get_rwqe(s, qp) != RNIC_RWQE_OK) {
+        trace_rnic_tp_rx_drop(qp->qpn, "no receive WQE");
+        return false;
+    }
+    if (len > r->total) {
+        rnic_resp_recv_err(s, qp, RNIC_WC_LOC_LEN_ERR);
+        return true;
+    }
+    err = rnic_sgl_copy(s, qp->pdn, RNIC_ACCESS_LOCAL_WRITE, r->sge,
+                        r->num_sge, 0, (void *)frame, len, true);
+    if (err != RNIC_MEM_OK) {
+        rnic_resp_recv_err(s, qp, RNIC_WC_LOC_PROT_ERR);
+        rnic_qp_fatal(s, qp, RNIC_EQE_QP_FATAL);
+        return true;
+    }
+    rnic_resp_recv_cqe(s, qp, &cqe);
+    return true;
+}
+
 bool rnic_flow_deliver(RnicState *s, const uint8_t *frame, size_t len)
 {
     RnicFrameKey k;
@@ -440,7 +481,7 @@ bool rnic_flow_deliver(RnicState *s, const uint8_t *frame, size_t len)
         if (qp && qp->rss) {
             qp = rnic_rss_pick(s, qp, &k);
         }
-        if (!qp || !rnic_resp_raw(s, qp, frame, len)) {
+        if (!qp || !rnic_raw_rx_qp(s, qp, frame, len)) {
             s->cnt[RNIC_CNT_RAW_RX_DROPPED]++;
             continue;
         }

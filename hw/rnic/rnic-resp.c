@@ -1,7 +1,6 @@
 /*
  * rnic: RoCEv2 responder -- incoming requests to memory and receive
- * completions, ACK/NAK generation, read/atomic responses, and the
- * dispatch of every received RoCE frame
+ * completions, ACK/NAK generation, read/atomic responses and CNPs
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
@@ -142,7 +141,8 @@ static void rnic_resp_owe_ack(RnicState *s, RnicQP *qp)
     s->ack_owed[s->n_ack_owed++] = qp->qpn;
 }
 
-void rnic_tp_rx_end(RnicState *s)
+/* The receive batch is over: every QP it left owing an ACK sends it. */
+void rnic_resp_flush_owed_acks(RnicState *s)
 {
     uint32_t i;
 
@@ -181,14 +181,7 @@ static void rnic_resp_fatal(RnicState *s, RnicQP *qp, uint32_t psn,
 
 /* ---- Receive WQEs ---- */
 
-typedef enum RnicRwqeGet {
-    RNIC_RWQE_OK,
-    RNIC_RWQE_NONE,         /* nothing posted: RNR */
-    RNIC_RWQE_BAD,          /* completed in error, QP moved to ERR */
-} RnicRwqeGet;
-
-static void rnic_resp_recv_cqe(RnicState *s, RnicQP *qp,
-                               struct rnic_cqe *cqe)
+void rnic_resp_recv_cqe(RnicState *s, RnicQP *qp, struct rnic_cqe *cqe)
 {
     RnicTransport *tp = qp->tp;
     RnicRwqe *r = &tp->resp.rwqe;
@@ -206,7 +199,7 @@ static void rnic_resp_recv_cqe(RnicState *s, RnicQP *qp,
 }
 
 /* Completes the held receive WQE with an error status. */
-static void rnic_resp_recv_err(RnicState *s, RnicQP *qp, uint8_t status)
+void rnic_resp_recv_err(RnicState *s, RnicQP *qp, uint8_t status)
 {
     struct rnic_cqe cqe = {
         .opcode = RNIC_WC_RECV,
@@ -220,7 +213,7 @@ static void rnic_resp_recv_err(RnicState *s, RnicQP *qp, uint8_t status)
 }
 
 /* Copies the next RQ (or SRQ) WQE into resp.rwqe and validates it. */
-static RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp)
+RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp)
 {
     RnicTransport *tp = qp->tp;
     RnicRwqe *r = &tp->resp.rwqe;
@@ -1033,49 +1026,6 @@ static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
     rnic_resp_recv_cqe(s, qp, &cqe);
 }
 
-/* ---- Raw packet receive ---- */
-
-/*
- * One frame a flow rule steered to raw QP 'qp', written from its
- * destination MAC on.  False if the QP could not take it: not receiving
- * yet, or no receive WQE posted (a raw QP has no RNR: the frame is lost,
- * as on an Ethernet port).
- */
-bool rnic_resp_raw(RnicState *s, RnicQP *qp, const uint8_t *frame,
-                   size_t len)
-{
-    RnicRwqe *r = &qp->tp->resp.rwqe;
-    struct rnic_cqe cqe = {
-        .opcode = RNIC_WC_RECV,
-        .status = RNIC_WC_SUCCESS,
-        .byte_len = len,
-    };
-    RnicMemErr err;
-
-    if (qp->state != RNIC_QPS_RTR && qp->state != RNIC_QPS_RTS &&
-        qp->state != RNIC_QPS_SQD && qp->state != RNIC_QPS_SQE) {
-        trace_rnic_tp_rx_drop(qp->qpn, "raw QP not receiving");
-        return false;
-    }
-    if (rnic_resp_get_rwqe(s, qp) != RNIC_RWQE_OK) {
-        trace_rnic_tp_rx_drop(qp->qpn, "no receive WQE");
-        return false;
-    }
-    if (len > r->total) {
-        rnic_resp_recv_err(s, qp, RNIC_WC_LOC_LEN_ERR);
-        return true;
-    }
-    err = rnic_sgl_copy(s, qp->pdn, RNIC_ACCESS_LOCAL_WRITE, r->sge,
-                        r->num_sge, 0, (void *)frame, len, true);
-    if (err != RNIC_MEM_OK) {
-        rnic_resp_recv_err(s, qp, RNIC_WC_LOC_PROT_ERR);
-        rnic_qp_fatal(s, qp, RNIC_EQE_QP_FATAL);
-        return true;
-    }
-    rnic_resp_recv_cqe(s, qp, &cqe);
-    return true;
-}
-
 /* ---- Requests ---- */
 
 void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
@@ -1155,70 +1105,14 @@ void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
     }
 }
 
-/* ---- Dispatch ---- */
-
-static bool rnic_opcode_fits_qp(const RnicQP *qp, uint8_t opcode)
-{
-    switch (qp->type) {
-    case RNIC_QPT_RC:
-        return rnic_opcode_transport(opcode) == RNIC_OPC_RC;
-    case RNIC_QPT_UC:
-        return rnic_opcode_transport(opcode) == RNIC_OPC_UC;
-    case RNIC_QPT_UD:
-    case RNIC_QPT_GSI:
-        return rnic_opcode_transport(opcode) == RNIC_OPC_UD;
-    default:
-        return false;
-    }
-}
-
-static void rnic_rx_drop(RnicState *s, uint32_t qpn, const char *why)
-{
-    trace_rnic_tp_rx_drop(qpn, why);
-    s->cnt[RNIC_CNT_RX_DROPPED]++;
-}
-
-/*
- * Whether a packet may enter 'qp' at all: its P_Key must match the
- * port's one entry (0xffff, a full member, so only the low 15 bits are
- * compared), and a connected QP only hears from the peer its address
- * vector names, at the GID it sends from.  The UDP source port is not
- * part of it: RoCEv2 makes it an entropy field that peers derive from
- * the flow label or the QPNs as they see fit.  RC and UC BTHs carry no
- * source QPN to compare with dest_qpn.  The RoCE version is part of it:
- * a QP whose source GID is v1 talks v1 only.
- */
-static const char *rnic_rx_source_check(RnicState *s, const RnicQP *qp,
-                                        const RnicPkt *p)
-{
-    const RnicGid *g;
-
-    if ((p->bth.pkey & 0x7fff) != (RNIC_DEFAULT_PKEY & 0x7fff)) {
-        return "P_Key mismatch";
-    }
-    if (qp->type != RNIC_QPT_RC && qp->type != RNIC_QPT_UC) {
-        return NULL;
-    }
-    if (memcmp(p->ip_src, qp->av.dgid, 16)) {
-        return "source GID is not the connected peer";
-    }
-    g = qp->av.sgid_index < s->prop.max_gid ? &s->gid[qp->av.sgid_index]
-                                             : NULL;
-    if (!g || !g->valid || memcmp(p->ip_dst, g->gid, 16)) {
-        return "destination GID is not the QP's source GID";
-    }
-    if ((g->type == RNIC_GID_ROCE_V1) != p->roce_v1) {
-        return "RoCE version is not the QP's source GID's";
-    }
-    return NULL;
-}
+/* ---- Congestion notification ---- */
 
 /*
  * A request arrived marked CE: tell its requester with a CNP, at most
  * one per RNIC_TP_CNP_GAP_NS, so that a burst of marked packets does not
  * turn into a burst of notifications.
  */
-static void rnic_resp_ce(RnicState *s, RnicQP *qp)
+void rnic_resp_ce(RnicState *s, RnicQP *qp)
 {
     static const uint8_t rsvd[RNIC_CNP_RSVD_LEN];
     RnicResp *resp = &qp->tp->resp;
@@ -1241,133 +1135,6 @@ static void rnic_resp_ce(RnicState *s, RnicQP *qp)
     if (rnic_tp_xmit(s, qp, &p, rsvd)) {
         s->cnt[RNIC_CNT_CNP_SENT]++;
     }
-}
-
-/* A CNP names the RC requester that should slow down. */
-static void rnic_tp_rx_cnp(RnicState *s, RnicQP *qp, const RnicPkt *p,
-                           size_t len)
-{
-    const char *why;
-
-    if (qp->type != RNIC_QPT_RC) {
-        rnic_rx_drop(s, qp->qpn, "CNP for a QP that is not RC");
-        return;
-    }
-    if (qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) {
-        rnic_rx_drop(s, qp->qpn, "CNP in wrong QP state");
-        return;
-    }
-    why = rnic_rx_source_check(s, qp, p);
-    if (why) {
-        rnic_rx_drop(s, qp->qpn, why);
-        return;
-    }
-    if (p->payload_len != RNIC_CNP_RSVD_LEN) {
-        rnic_rx_drop(s, qp->qpn, "CNP of the wrong length");
-        return;
-    }
-    trace_rnic_tp_cnp(qp->qpn, "received", p->bth.dqpn);
-    s->cnt[RNIC_CNT_RX_PKTS]++;
-    s->cnt[RNIC_CNT_RX_BYTES] += len;
-    rnic_comp_cnp(s, qp);
-}
-
-/* One packet for one QP: the checks every QP makes, then its role. */
-static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
-                          const uint8_t *frame, size_t len,
-                          const RnicOpcodeInfo *info)
-{
-    if (info->flags & RNIC_OPF_CNP) {
-        rnic_tp_rx_cnp(s, qp, p, len);
-        return;
-    }
-    if (!rnic_opcode_fits_qp(qp, p->bth.opcode)) {
-        rnic_rx_drop(s, qp->qpn, "opcode of another transport");
-        return;
-    }
-    if (qp->state != RNIC_QPS_RESET && qp->state != RNIC_QPS_INIT) {
-        const char *why = rnic_rx_source_check(s, qp, p);
-
-        if (why) {
-            rnic_rx_drop(s, qp->qpn, why);
-            return;
-        }
-    }
-    trace_rnic_tp_rx(qp->qpn, info->name, p->bth.psn, p->payload_len);
-
-    if (info->flags & RNIC_OPF_RESPONSE) {
-        if (qp->state != RNIC_QPS_RTS && qp->state != RNIC_QPS_SQD) {
-            rnic_rx_drop(s, qp->qpn, "response in wrong QP state");
-            return;
-        }
-        s->cnt[RNIC_CNT_RX_PKTS]++;
-        s->cnt[RNIC_CNT_RX_BYTES] += len;
-        rnic_comp_rx(s, qp, p, frame);
-        return;
-    }
-    if (qp->state != RNIC_QPS_RTR && qp->state != RNIC_QPS_RTS &&
-        qp->state != RNIC_QPS_SQD) {
-        rnic_rx_drop(s, qp->qpn, "request in wrong QP state");
-        return;
-    }
-    s->cnt[RNIC_CNT_RX_PKTS]++;
-    s->cnt[RNIC_CNT_RX_BYTES] += len;
-    if (!p->roce_v1 && (p->tclass & RNIC_ECN_MASK) == RNIC_ECN_CE) {
-        rnic_resp_ce(s, qp);
-    }
-    rnic_resp_request(s, qp, p, frame, len, info->flags);
-    if (qp->tp->ooo) {
-        rnic_ooo_drain(s, qp);
-    }
-}
-
-void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
-{
-    const RnicOpcodeInfo *info;
-    RnicWireErr err;
-    RnicMcast *g;
-    RnicPkt p;
-    RnicQP *qp;
-    uint32_t k;
-
-    err = rnic_wire_parse(frame, len, &p);
-    if (err != RNIC_WIRE_OK) {
-        if (err == RNIC_WIRE_E_ICRC) {
-            s->cnt[RNIC_CNT_RX_ICRC_ERR]++;
-        }
-        rnic_rx_drop(s, err == RNIC_WIRE_E_ICRC ? p.bth.dqpn : 0,
-                     rnic_wire_err_str(err));
-        return;
-    }
-    info = rnic_opcode_info(p.bth.opcode);
-    if (!info) {
-        rnic_rx_drop(s, p.bth.dqpn, "opcode not implemented");
-        return;
-    }
-    if (p.roce_v1) {
-        s->cnt[RNIC_CNT_RX_ROCE_V1]++;
-    }
-    if (p.bth.dqpn == RNIC_QPN_MASK) {
-        /* Multicast: a copy for every QP of the group (UD ones only). */
-        g = rnic_mcast_find(s, p.ip_dst);
-        if (!g) {
-            rnic_rx_drop(s, p.bth.dqpn, "no such multicast group");
-            return;
-        }
-        for (k = 0; k < g->nqp; k++) {
-            qp = rnic_qp_get(s, g->qpn[k]);
-            if (qp && qp->tp) {
-                rnic_tp_rx_qp(s, qp, &p, frame, len, info);
-            }
-        }
-        return;
-    }
-    qp = rnic_qp_get(s, p.bth.dqpn);
-    if (!qp || !qp->tp) {
-        rnic_rx_drop(s, p.bth.dqpn, "unknown QP");
-        return;
-    }
-    rnic_tp_rx_qp(s, qp, &p, frame, len, info);
 }
 
 void rnic_resp_reset(RnicTransport *tp)

@@ -1,6 +1,7 @@
 /*
- * rnic: RoCEv2 transport -- state private to rnic-req.c, rnic-comp.c and
- * rnic-resp.c
+ * rnic: RoCEv2 transport -- state private to the transport's files:
+ * rnic-transport.c, rnic-req.c, rnic-comp.c, rnic-resp.c, rnic-ooo.c,
+ * and rnic-raw.c for its receive queues
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
@@ -364,7 +365,7 @@ static inline uint32_t rnic_tp_npkts(uint64_t len, uint32_t mtu)
     return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
 }
 
-/* rnic-req.c */
+/* rnic-transport.c: the link layer under the dispatcher. */
 /*
  * Fills addressing (L2/L3/L4) of a packet from the QP's GID entry and
  * 'av'; false if the source GID is unusable.
@@ -373,6 +374,8 @@ bool rnic_tp_pkt_init(RnicState *s, RnicQP *qp, const RnicAV *av,
                       RnicPkt *p);
 /* Builds and sends one packet; 'payload' may be NULL if payload_len is 0. */
 bool rnic_tp_xmit(RnicState *s, RnicQP *qp, RnicPkt *p, const void *payload);
+
+/* rnic-req.c */
 void rnic_req_rewind(RnicState *s, RnicQP *qp, uint32_t psn);
 /*
  * Selective repeat: resends the 'n' packets from 'psn' (the oldest
@@ -405,8 +408,25 @@ void rnic_sq_flush(RnicState *s, RnicQP *qp, int *budget);
 
 /* rnic-resp.c */
 void rnic_resp_reset(RnicTransport *tp);
-bool rnic_resp_raw(RnicState *s, RnicQP *qp, const uint8_t *frame,
-                   size_t len);
+/* The end of a receive batch: sends the ACKs its requests asked for. */
+void rnic_resp_flush_owed_acks(RnicState *s);
+/* A request arrived marked CE (the dispatcher saw it in the IP header). */
+void rnic_resp_ce(RnicState *s, RnicQP *qp);
+/*
+ * Receive WQEs, shared with the raw packet QPs of rnic-raw.c: they fill
+ * their RQ as the responder fills an RC/UC/UD one, frame or payload.
+ */
+typedef enum RnicRwqeGet {
+    RNIC_RWQE_OK,
+    RNIC_RWQE_NONE,         /* nothing posted: RNR */
+    RNIC_RWQE_BAD,          /* completed in error, QP moved to ERR */
+} RnicRwqeGet;
+/* Copies the next RQ (or SRQ) WQE into resp.rwqe and validates it. */
+RnicRwqeGet rnic_resp_get_rwqe(RnicState *s, RnicQP *qp);
+/* Posts the receive CQE of resp.rwqe and consumes the WQE. */
+void rnic_resp_recv_cqe(RnicState *s, RnicQP *qp, struct rnic_cqe *cqe);
+/* Completes the held receive WQE with an error status. */
+void rnic_resp_recv_err(RnicState *s, RnicQP *qp, uint8_t status);
 void rnic_resp_run(RnicState *s, RnicQP *qp, int *budget);
 void rnic_rq_flush(RnicState *s, RnicQP *qp, int *budget);
 /* Runs one request for an RC/UC/UD responder; rnic-ooo.c replays with it. */

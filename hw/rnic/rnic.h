@@ -471,12 +471,13 @@ extern const MemoryRegionOps rnic_db_ops;
 void rnic_schedule(RnicState *s);
 void rnic_bh(void *opaque);
 void rnic_qp_schedule(RnicState *s, RnicQP *qp);
-void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp);
-void rnic_sq_dbrec_forget(RnicState *s, RnicQP *qp);
-/* Takes a new producer index from the record; true if the SQ grew. */
-bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp);
-void rnic_sq_dbrec_busy(RnicState *s, RnicQP *qp);
-void rnic_sq_dbrec_idle(RnicState *s, RnicQP *qp, bool requeued);
+/*
+ * Widens a 16-bit SQ/RQ/SRQ producer index from a doorbell (or an SQ
+ * doorbell record) into wq->pi; false, as a guest error, if it is not
+ * one the ring can hold.
+ */
+bool rnic_wq_doorbell(RnicState *s, const char *what, uint32_t qn,
+                      RnicWq *wq, uint32_t idx);
 /* Writes one CQE (fields in host order, owner set here); false if full. */
 bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *cqe);
 int rnic_cq_move(RnicState *s, RnicCQ *cq, const RnicRing *ring,
@@ -628,7 +629,10 @@ void rnic_net_link_status_changed(NetClientState *nc);
 void rnic_net_rx_run(RnicState *s, int *budget);
 bool rnic_net_rx_pending(RnicState *s);
 
-/* Transport (rnic-req.c, rnic-comp.c, rnic-resp.c). */
+/*
+ * rnic-transport.c: the transport's entry points for the core.  The
+ * engines behind them are in rnic-req.c, rnic-comp.c and rnic-resp.c.
+ */
 bool rnic_tp_qp_init(RnicState *s, RnicQP *qp);      /* at CREATE_QP */
 void rnic_tp_qp_fini(RnicState *s, RnicQP *qp);      /* at DESTROY_QP */
 /* After MODIFY_QP applied attributes and moved from 'old_state'. */
@@ -641,12 +645,6 @@ void rnic_tp_qp_modified(RnicState *s, RnicQP *qp, uint8_t old_state,
  */
 void rnic_tp_qp_flush(RnicState *s, RnicQP *qp);
 /*
- * Whether the QP will run again without a doorbell soon enough for a
- * WQE posted now: it is queued, a timer will queue it, or enough
- * packets are in flight that their ACK will.
- */
-bool rnic_tp_sq_busy(RnicQP *qp);
-/*
  * Requester and RQ work for one QP; decrements *budget per WQE/packet.
  * The core puts the QP back on the work list when *budget reached 0;
  * otherwise the transport calls rnic_qp_schedule() when it has more work.
@@ -656,5 +654,13 @@ void rnic_tp_qp_run(RnicState *s, RnicQP *qp, int *budget);
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len);
 /* The receive batch is over: send the ACKs it owes. */
 void rnic_tp_rx_end(RnicState *s);
+/* SQ doorbell records (struct rnic_sq_dbrec); the ring starts over. */
+void rnic_sq_dbrec_reset(RnicState *s, RnicQP *qp);
+/* Takes the QP off the list of those whose record the sweep reads. */
+void rnic_sq_dbrec_forget(RnicState *s, RnicQP *qp);
+/* Takes a new producer index from the record; true if the SQ grew. */
+bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp);
+/* Reads the records of up to 'n' QPs waiting without RING, in turn. */
+void rnic_sq_dbrec_sweep(RnicState *s, unsigned n);
 
 #endif /* HW_RNIC_H */
