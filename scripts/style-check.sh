@@ -59,7 +59,6 @@ check_kernel() {
     local cp f out
     cp=$(kernel_checkpatch)
     for f in "$top"/guest-driver/kernel/*.[ch] "$top"/include/uapi/rdma/rnic-abi.h; do
-        [ "$f" = "$top/guest-driver/kernel/rnic-abi.h" ] && continue
         out=$("$cp" --strict --no-tree --terse --show-types -f "$f" 2>/dev/null |
               grep -v '^total:' || true)
         if [ -n "$out" ]; then

@@ -18,7 +18,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/rnic-abi.h>
 
-#include "rnic-abi.h"
+#include "rnic_hw.h"
 
 /*
  * Doorbells reach the device as single 64-bit writes (it ignores any other

@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #include <linux/mutex.h>
 
-#include "rnic-abi.h"
+#include "rnic_hw.h"
 
 struct rnic_dev;
 

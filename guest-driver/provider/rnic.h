@@ -16,7 +16,7 @@
 #include <ccan/minmax.h>
 #include <rdma/rnic-abi.h>
 
-#include "rnic-abi.h"
+#include "rnic_hw.h"
 #include "rnic_ring.h"
 
 #define RNIC_PAGE_SIZE		4096

@@ -26,7 +26,7 @@
 /*
  * Hard caps on the limit properties.  They keep the object tables (all
  * allocated at realize) and the doorbell BAR to a sane size; the ABI caps
- * come from rnic-abi.h.
+ * come from rnic_hw.h.
  */
 #define RNIC_CAP_MAX_QP         (1u << 17)
 #define RNIC_CAP_MAX_CQ         (1u << 17)

@@ -34,7 +34,7 @@
 #include "qemu/timer.h"
 #include "qemu/queue.h"
 #include "system/runstate.h"
-#include "rnic-abi.h"
+#include "rnic_hw.h"
 
 #define TYPE_RNIC "rnic"
 OBJECT_DECLARE_SIMPLE_TYPE(RnicState, RNIC)

@@ -2,7 +2,7 @@
 /*
  * rnic uverbs ABI: the driver-private data (udata) that the rnic kernel
  * driver and its rdma-core provider exchange through uverbs.  The device
- * never sees these; its ABI is hw/rnic/rnic-abi.h.
+ * never sees these; its ABI is hw/rnic/rnic_hw.h.
  *
  * This file is the source of truth; the copies in guest-driver/kernel/uapi
  * and guest-driver/provider/uapi are made by scripts/sync-abi.sh.  In the

@@ -12,7 +12,7 @@
 #include "qgraph.h"
 #include "pci.h"
 #include "libqos-malloc.h"
-#include "hw/rnic/rnic-abi.h"
+#include "hw/rnic/rnic_hw.h"
 
 /* The MAC the node gives the device (its "mac" property). */
 #define QRNIC_MAC           { 0x52, 0x54, 0x00, 0x12, 0x34, 0x66 }
