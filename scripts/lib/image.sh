@@ -110,8 +110,7 @@ final_hash() {
     # shellcheck disable=SC2086
     hash_inputs "str:$(cat "$STAMPS/image-base" 2>/dev/null)" \
         "$RNIC_ROOT/scripts/guest" "$RNIC_ROOT/scripts/lib/image.sh" \
-        "$RNIC_ROOT/guest-driver" "$RNIC_ROOT/include" \
-        "$RNIC_ROOT/hw/rnic/rnic-abi.h" $prov "str:$IMAGE_SIZE" "str:kmod=${RNIC_NO_KMOD:-yes}"
+        "$RNIC_ROOT/guest-driver" $prov "str:$IMAGE_SIZE" "str:kmod=${RNIC_NO_KMOD:-yes}"
 }
 
 # dkms hook: builds and installs guest-driver/kernel for the guest kernel.
@@ -145,21 +144,14 @@ install_kernel_module() {
     chroot "$r" depmod -a "$kver"
 }
 
-# stage_kmod_tree DEST: the kernel module source as dkms sees it:
-# guest-driver/kernel/* at the top, and the shared ABI headers (the files of
-# include/ and hw/rnic/rnic-abi.h) copied flat into DEST/rnic-abi/, so the
-# module's Kbuild can use -I$(src)/rnic-abi there and the repo paths in tree.
+# stage_kmod_tree DEST: the kernel module source as dkms sees it, which is
+# guest-driver/kernel as it is: the ABI headers it includes are copies kept
+# there by scripts/sync-abi.sh.
 stage_kmod_tree() {
     local dest=$1
     rm -rf "$dest"
-    mkdir -p "$dest/rnic-abi"
+    mkdir -p "$dest"
     cp -a "$RNIC_ROOT/guest-driver/kernel/." "$dest/"
-    if [ -d "$RNIC_ROOT/include" ]; then
-        cp -a "$RNIC_ROOT/include/." "$dest/rnic-abi/"
-    fi
-    if [ -f "$RNIC_ROOT/hw/rnic/rnic-abi.h" ]; then
-        cp -a "$RNIC_ROOT/hw/rnic/rnic-abi.h" "$dest/rnic-abi/"
-    fi
 }
 
 # Provider hook: the host-built librnic and its driver file go next to the
