@@ -4,17 +4,23 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The device is split by concern:
- *   rnic.c        PCI/QOM glue: properties, BARs, MSI-X, reset, netdev hookup
- *   rnic-regs.c   BAR0 register table and the command-queue engine
- *   rnic-cmd.c    the command handlers (objects, QP state machine)
- *   rnic-queue.c  doorbells, CQ/EQ posting, the bottom half
- *   rnic-mem.c    page lists, MR table, key checks, SGE copies
- *   rnic-req.c    RoCEv2 requester (SQ -> packets, retransmission)
- *   rnic-comp.c   RoCEv2 completer (ACK/NAK/read responses -> CQEs)
- *   rnic-resp.c   RoCEv2 responder (requests -> memory, ACKs, reads)
- *   rnic-net.c    netdev path: classify, loopback, loss, Ethernet rings
- *   rnic-wire.c   pure packet codec, ICRC and PSN math (unit tested)
- *   rnic-pm.c     power states, deferred function reset, guarded DMA
+ *   rnic.c            PCI/QOM glue: properties, BARs, MSI-X, reset, netdev
+ *   rnic-regs.c       BAR0 register table and the command-queue engine
+ *   rnic-cmd.c        command dispatch and the commands of non-QP objects
+ *   rnic-qp.c         QP commands, the QP state machine, multicast groups
+ *   rnic-queue.c      doorbells, CQ/EQ posting, interrupts, the bottom half
+ *   rnic-mem.c        page lists, MR table, windows, key checks, SGE copies
+ *   rnic-net.c        netdev path: classify, loopback, faults, Ethernet rings
+ *   rnic-transport.c  transport dispatcher: RoCE rx/tx, QP calls, SQ dbrecs
+ *   rnic-req.c        RoCEv2 requester (SQ -> packets, retransmission)
+ *   rnic-comp.c       RoCEv2 completer (ACK/NAK/read responses -> CQEs)
+ *   rnic-resp.c       RoCEv2 responder (requests -> memory, ACKs, reads)
+ *   rnic-ooo.c        the responder's reorder buffer for selective repeat
+ *   rnic-raw.c        raw packet QPs, their flow rules and RSS
+ *   rnic-wire.c       pure packet codec, ICRC and PSN math (unit tested)
+ *   rnic-qom.c        read-only QOM properties of the state, `info rnic`
+ *   rnic-migrate.c    live migration of every object and QP transport
+ *   rnic-pm.c         power states, deferred function reset, guarded DMA
  *
  * Everything runs under the BQL: MMIO handlers, the bottom half, timers
  * and netdev receive all take it, so object tables need no other lock.
