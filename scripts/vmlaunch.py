@@ -38,6 +38,7 @@ import ctypes
 import os
 import random
 import re
+import resource
 import shlex
 import signal
 import socket
@@ -1086,7 +1087,11 @@ class Launcher:
             summary.append("%s: %s" % (vm.name, "status %d" % vm.status
                                        if vm.status is not None else "no status"
                                        " (qemu %s)" % rc))
-        self.log("%s after %.0fs" % (", ".join(summary), elapsed))
+        # The CPU the VMs took, next to the wall time: how much a run waits
+        # rather than computes, which decides how many runs fit side by side.
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.log("%s after %.0fs (QEMU CPU %.0fs)"
+                 % (", ".join(summary), elapsed, ru.ru_utime + ru.ru_stime))
         # The first failure by VM index: a command that failed explains more
         # than a peer that was stopped because of it.
         bad = [vm for vm in self.vms if vm.status not in (None, 0)] or \
