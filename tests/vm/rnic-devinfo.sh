@@ -10,7 +10,7 @@
 # other over the rnic netdev on IPv4 and IPv6.
 # vmlaunch: -n 2 --rnic --rnic-opt max-qp=200 --rnic-opt max-cq=300 --rnic-opt max-qp-wr=2048 --rnic-opt max-mr=1000 --rnic-opt max-pd=100 --rnic-opt max-srq=50 --rnic-opt max-mw=20 --rnic-opt max-mcast-grp=16 --rnic-opt max-mcast-qp-attach=4 --rnic-opt max-sge=4 --timeout 300
 set -u
-fail() { echo "rnic-devinfo: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-devinfo
 
 out=$(ibv_devinfo -v -d "$RNIC_IBDEV") || fail "ibv_devinfo failed"
 echo "$out"
@@ -55,7 +55,7 @@ want "GID\\[ *[0-9]+\\]:[[:space:]]+$RNIC_RNIC_IP6, RoCE v2"
 want "GID\\[ *[0-9]+\\]:[[:space:]]+fe80::"
 
 # The counters the tests read are exposed per port.
-c=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
+c=$(counter_dir)
 for n in tx_pkts rx_pkts retransmits loopback_pkts; do
     [ -r "$c/$n" ] || fail "no hw counter $n"
 done
@@ -63,16 +63,16 @@ rdma link show "$RNIC_IBDEV/1" | grep -q "state ACTIVE" || fail "rdma link is no
 peer=$((1 - RNIC_VM_INDEX))
 v4=RNIC_VM${peer}_RNIC_IP4
 v6=RNIC_VM${peer}_RNIC_IP6
-eth_before=$(cat "$c/eth_rx_pkts")
+eth_before=$(counter eth_rx_pkts)
 # A VM answers pings only while it runs: neither powers off before the
 # other has pinged it (one that finished first used to leave the other
 # retrying into the void).
-rnic-signal wait 7401 240 >/dev/null &
+signal_wait 1 240 >/dev/null &
 peer_done=$!
 rnic-retry 10 1 ping -c 3 -W 2 -I "$RNIC_RNIC_NETDEV" "${!v4}" || fail "no IPv4 ping over the rnic netdev"
 rnic-retry 10 1 ping -6 -c 3 -W 2 -I "$RNIC_RNIC_NETDEV" "${!v6}" || fail "no IPv6 ping over the rnic netdev"
-rnic-signal send "$RNIC_PEER_IP4" 7401 || fail "the peer is gone"
+signal_send peer 1 || fail "the peer is gone"
 wait "$peer_done" || fail "the peer never finished its pings"
-eth_after=$(cat "$c/eth_rx_pkts")
+eth_after=$(counter eth_rx_pkts)
 [ "$eth_after" -gt "$eth_before" ] || fail "Ethernet RX counter did not move"
-echo "rnic-devinfo: OK on $(hostname)"
+log "OK on $(hostname)"

@@ -8,12 +8,11 @@
 # window cuts they caused.
 # vmlaunch: -n 2 --rnic --rnic-opt ce-mark=10 --rnic-opt fault-seed=5 --timeout 1200
 set -u
-fail() { echo "rnic-ecn: FAILED: $*"; exit 1; }
-c=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
+. rnic-test-lib rnic-ecn
 
 RNIC_NO_RPING=1 rnic-pingpong 2000 4096 || fail "ping-pong with CE marks failed"
 for n in ecn_ce_rcvd cnp_sent cnp_rcvd cwnd_cuts; do
-    echo "rnic-ecn: $n $(cat "$c/$n" 2>/dev/null)"
-    [ "$(cat "$c/$n" 2>/dev/null)" -gt 0 ] 2>/dev/null || fail "$n is zero"
+    log "$n $(counter "$n" 2>/dev/null)"
+    [ "$(counter "$n" 2>/dev/null)" -gt 0 ] 2>/dev/null || fail "$n is zero"
 done
-echo "rnic-ecn: OK on $(hostname)"
+log "OK on $(hostname)"

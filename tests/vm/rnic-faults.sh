@@ -14,8 +14,7 @@
 # not understood yet.)
 # vmlaunch: -n 2 --rnic --timeout 900 --rnic-opt loss-seed=7 --rnic-opt fault-seed=11
 set -u
-fail() { echo "rnic-faults: FAILED: $*"; exit 1; }
-c=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
+. rnic-test-lib rnic-faults
 faults=(loss reorder duplicate corrupt delay)
 
 steps=()
@@ -26,7 +25,7 @@ for f in "${faults[@]}"; do
 done
 steps+=("loss=2 reorder=2 duplicate=2 corrupt=2 delay=2")
 
-injected() { cat "$c/tx_$1_injected"; }
+injected() { counter "tx_$1_injected"; }
 
 step=0
 for want in "${steps[@]}"; do
@@ -39,13 +38,14 @@ for want in "${steps[@]}"; do
         set+=("$f=$pct")
     done
     RNIC_HOST_CHECK_WAIT=2 rnic-host-check faults "${set[@]}"
-    # Neither VM sends before both devices have the step's setting.
-    if [ "$RNIC_VM_INDEX" = 0 ]; then
-        rnic-signal wait $((7600 + step)) 120 >/dev/null || fail "step $step: VM 1 never came"
+    # Neither VM sends before both devices have the step's setting (a
+    # port of its own each step).
+    if is_server; then
+        signal_wait "$step" 120 >/dev/null || fail "step $step: VM 1 never came"
     else
-        rnic-signal send "$RNIC_PEER_IP4" $((7600 + step)) || fail "step $step: VM 0 unreachable"
+        signal_send peer "$step" || fail "step $step: VM 0 unreachable"
     fi
-    echo "rnic-faults: step $step: $want"
+    log "step $step: $want"
     declare -A before=()
     for f in "${faults[@]}"; do before[$f]=$(injected "$f"); done
 
@@ -66,12 +66,12 @@ for want in "${steps[@]}"; do
             *) [ "$d" = 0 ] || fail "$want: $d frames got $f, which is off" ;;
         esac
     done
-    echo "rnic-faults: $want: injected$line"
+    log "$want: injected$line"
     [ "$hit" -gt 0 ] || fail "$want: no fault was injected"
 done
 
 for n in retransmits rx_icrc_errors duplicate_request; do
-    echo "rnic-faults: $n $(cat "$c/$n")"
+    log "$n $(counter "$n")"
 done
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "rnic-faults: OK on $(hostname), ${#steps[@]} fault settings"
+log "OK on $(hostname), ${#steps[@]} fault settings"

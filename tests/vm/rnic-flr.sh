@@ -12,10 +12,8 @@
 # the device as the host sees it (QMP), and no kernel warning.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
-me=rnic-flr
-fail() { echo "$me: FAILED: $*"; exit 1; }
-log() { echo "$me: $*"; }
-. /opt/rnic/bin/rnic-cycle-lib
+. rnic-test-lib rnic-flr
+. rnic-cycle-lib
 
 bdf=$(basename "$(readlink -f "/sys/class/infiniband/$RNIC_IBDEV/device")")
 methods=$(cat "/sys/bus/pci/devices/$bdf/reset_method" 2>/dev/null)

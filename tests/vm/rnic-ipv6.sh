@@ -7,7 +7,7 @@
 # WRITE bandwidth.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
-fail() { echo "rnic-ipv6: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-ipv6
 base=/sys/class/infiniband/$RNIC_IBDEV/ports/1
 g6=""
 # The address has a RoCE v1 GID too (docs/roce-v1.md); this test is v2's.
@@ -19,15 +19,15 @@ for g in "$base"/gids/*; do
     esac
 done
 [ -n "$g6" ] || fail "no GID for $RNIC_RNIC_IP6"
-echo "rnic-ipv6: IPv6 GID index $g6 on $RNIC_IBDEV"
+log "IPv6 GID index $g6 on $RNIC_IBDEV"
 
 RNIC_GID_INDEX=$g6 RNIC_NO_RPING=1 rnic-pingpong 200 4096 || fail "ping-pong"
 RNIC_PERF_GID=$g6 rnic-perf ib_write_bw -s 65536 -n 200 --report_gbits || fail "ib_write_bw"
 
 server6=RNIC_VM0_RNIC_IP6
-case $RNIC_VM_INDEX in
-    0) timeout 120 rping -s -a "${!server6}" -V -C 20 -S 4096 || fail "rping server" ;;
-    1) sleep 1
-       rnic-retry 30 2 timeout 60 rping -c -a "${!server6}" -V -C 20 -S 4096 || fail "rping client" ;;
+case $(role) in
+    server) timeout 120 rping -s -a "${!server6}" -V -C 20 -S 4096 || fail "rping server" ;;
+    client) sleep 1
+            rnic-retry 30 2 timeout 60 rping -c -a "${!server6}" -V -C 20 -S 4096 || fail "rping client" ;;
 esac
-echo "rnic-ipv6: OK on $(hostname)"
+log "OK on $(hostname)"

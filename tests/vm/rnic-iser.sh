@@ -11,24 +11,18 @@
 # Neither kernel may warn or log an rnic error.
 # vmlaunch: -n 2 --rnic --mem 1536 --timeout 1200
 set -u
-me=rnic-iser
-fail() { echo "$me: FAILED: $*"; exit 1; }
-log() { echo "$me: $*"; }
-
-counter() {
-    cat "/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/$1"
-}
+. rnic-test-lib rnic-iser
 
 target() {
     rnic-iser target "$RNIC_DATA_IP4" || fail "target set-up"
-    rnic-signal send "$RNIC_PEER_IP4" 7201 ready || fail "initiator unreachable"
-    rnic-signal wait 7202 1000 >/dev/null || fail "the initiator never finished"
+    signal_send peer 1 ready || fail "initiator unreachable"
+    signal_wait 2 1000 >/dev/null || fail "the initiator never finished"
     rnic-iser target-down
 }
 
 initiator() {
     local dev tx0 rx0 n
-    rnic-signal wait 7201 300 >/dev/null || fail "the target never got ready"
+    signal_wait 1 300 >/dev/null || fail "the target never got ready"
     rnic-iser node "$RNIC_PEER_DATA_IP4" || fail "initiator set-up"
     login() {
         dev=$(rnic-iser login "$RNIC_PEER_DATA_IP4") || fail "login"
@@ -67,13 +61,13 @@ initiator() {
         fail "fio after the second login: $(tail -5 /tmp/fio4.out)"
     logout
     log "logged out, in again and out again"
-    rnic-signal send "$RNIC_PEER_IP4" 7202 || fail "target gone"
+    signal_send peer 2 || fail "target gone"
 }
 
-case $RNIC_VM_INDEX in
-0) target ;;
-1) initiator ;;
+case $(role) in
+server) target ;;
+client) initiator ;;
 *) exit 0 ;;
 esac
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "$me: OK on $(hostname)"
+log "OK on $(hostname)"

@@ -12,17 +12,16 @@
 # either device (QMP), and the kernel must not have warned.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
-fail() { echo "rnic-kill: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-kill
 args=(-d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -F -s 65536 -D 30)
 
-txc=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/tx_pkts
-
-# 50 kill cycles over this VM's own device.
+# 50 kill cycles over this VM's own device, each on a port of its own
+# (test_port 101 to 150).
 loopback_cycles() {
     lb=(-d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -s 65536 -D 20)
     for c in $(seq 1 50); do
-        port=$((20000 + c))
-        base=$(cat "$txc")
+        port=$(test_port $((100 + c)))
+        base=$(counter tx_pkts)
         # No timeout(1) wrapper: the kill must hit the verbs program.
         ib_write_bw "${lb[@]}" -p "$port" >/dev/null 2>&1 &
         srv=$!
@@ -31,7 +30,7 @@ loopback_cycles() {
         cli=$!
         moved=0
         for _ in $(seq 1 100); do
-            moved=$(($(cat "$txc") - base))
+            moved=$(($(counter tx_pkts) - base))
             [ "$moved" -gt 50 ] && break
             kill -0 "$cli" 2>/dev/null || break
             sleep 0.1
@@ -53,30 +52,30 @@ loopback_cycles() {
             { wait "$pid"; } 2>/dev/null
         done
     done
-    echo "rnic-kill: 50 loopback cycles killed mid-transfer"
+    log "50 loopback cycles killed mid-transfer"
 }
 
 loopback_cycles
-case $RNIC_VM_INDEX in
-    0)
-        rnic-signal wait 7301 600 >/dev/null || fail "VM 1's loopback cycles never ended"
+case $(role) in
+    server)
+        signal_wait 1 600 >/dev/null || fail "VM 1's loopback cycles never ended"
         # The server fails once its peer is gone; only its exit matters.
-        timeout 60 ib_write_bw "${args[@]}" || echo "rnic-kill: server ended ($?)"
+        timeout 60 ib_write_bw "${args[@]}" || log "server ended ($?)"
         ;;
-    1)
-        rnic-signal send "$RNIC_PEER_IP4" 7301 done 600 || fail "VM 0 unreachable"
+    client)
+        signal_send peer 1 done 600 || fail "VM 0 unreachable"
 
         # The server may not listen yet: start the client until it streams
         # (or at least stays connected for 8 s).
         pid=""
         for _ in $(seq 1 30); do
             sleep 1
-            base=$(cat "$txc")
+            base=$(counter tx_pkts)
             timeout 60 ib_write_bw "${args[@]}" "$RNIC_PEER_DATA_IP4" &
             pid=$!
             for _ in $(seq 1 16); do
                 kill -0 "$pid" 2>/dev/null || break
-                [ $(($(cat "$txc") - base)) -gt 100 ] && break
+                [ $(($(counter tx_pkts) - base)) -gt 100 ] && break
                 sleep 0.5
             done
             kill -0 "$pid" 2>/dev/null && break
@@ -85,16 +84,14 @@ case $RNIC_VM_INDEX in
         done
         [ -n "$pid" ] || fail "ib_write_bw never connected"
         sleep 2
-        tx=$(($(cat "$txc") - base))
+        tx=$(($(counter tx_pkts) - base))
         pkill -KILL -x ib_write_bw || fail "no ib_write_bw to kill"
         wait "$pid"
-        echo "rnic-kill: killed the client after it sent $tx packets"
+        log "killed the client after it sent $tx packets"
         [ "$tx" -gt 100 ] || fail "the transfer had not started"
         ;;
 esac
 RNIC_NO_RPING=1 rnic-pingpong 100 4096 || fail "ping-pong after the kill failed"
 rnic-host-check objects-idle
-if dmesg | grep -E "WARNING|BUG:|Oops|general protection"; then
-    fail "kernel warnings after the kill"
-fi
-echo "rnic-kill: OK on $(hostname)"
+fail_on_kernel_warnings "kernel warnings after the kill"
+log "OK on $(hostname)"

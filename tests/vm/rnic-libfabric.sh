@@ -8,7 +8,7 @@
 # rdm endpoints, and over the dgram provider on UD where it applies.
 # vmlaunch: -n 2 --rnic --timeout 1200
 set -u
-fail() { echo "rnic-libfabric: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-libfabric
 peer=${RNIC_VM0_RNIC_IP4:-}
 out=$(mktemp)
 
@@ -16,44 +16,49 @@ for ep in FI_EP_MSG FI_EP_RDM; do
     fi_info -p verbs -t "$ep" >"$out" 2>&1 || { cat "$out"; fail "fi_info -t $ep"; }
     grep -q "domain: *$RNIC_IBDEV" "$out" || { cat "$out"; fail "fi_info -t $ep lists no $RNIC_IBDEV"; }
 done
-echo "rnic-libfabric: fi_info lists $RNIC_IBDEV for msg and rdm"
+log "fi_info lists $RNIC_IBDEV for msg and rdm"
 
-# pp PORT PROVIDER EP SIZE ITERS: fi_pingpong with data checks.
+# pp N PROVIDER EP SIZE ITERS: fi_pingpong with data checks, on
+# test_port N.
 pp() {
-    local port=$1 prov=$2 ep=$3 size=$4 iters=$5 rc i
+    local port prov=$2 ep=$3 size=$4 iters=$5 rc i
     local args=(-p "$prov" -e "$ep" -c -S "$size" -I "$iters")
-    case $RNIC_VM_INDEX in
-        0) timeout 300 fi_pingpong "${args[@]}" -B "$port" >"$out" 2>&1
-           rc=$? ;;
-        1) # Until the server is up and listening, connecting fails: again.
-           for i in $(seq 1 60); do
-               timeout 240 fi_pingpong "${args[@]}" -P "$port" "$peer" \
-                   >"$out" 2>&1
-               rc=$?
-               grep -q "failed to connect" "$out" || break
-               sleep 1
-           done ;;
+    port=$(test_port "$1") || fail "no port $1"
+    case $(role) in
+        server)
+            timeout 300 fi_pingpong "${args[@]}" -B "$port" >"$out" 2>&1
+            rc=$? ;;
+        client)
+            # Until the server is up and listening, connecting fails: again.
+            for i in $(seq 1 60); do
+                timeout 240 fi_pingpong "${args[@]}" -P "$port" "$peer" \
+                    >"$out" 2>&1
+                rc=$?
+                grep -q "failed to connect" "$out" || break
+                sleep 1
+            done ;;
         *) return 0 ;;
     esac
     if [ $rc != 0 ] || grep -qiE "error|fail" "$out"; then
         cat "$out"
         fail "fi_pingpong -p '$prov' -e $ep -S $size ($rc)"
     fi
-    echo "rnic-libfabric: $prov $ep ${size}B: $(tail -1 "$out" | tr -s ' ')"
+    log "$prov $ep ${size}B: $(tail -1 "$out" | tr -s ' ')"
 }
 
-port=47600
+# A port of its own for every run: n counts them.
+n=0
 for size in 8 4096 65536 1048576; do
     for pe in "verbs msg" "verbs;ofi_rxm rdm"; do
         set -- $pe
-        port=$((port + 1))
-        pp "$port" "$1" "$2" "$size" 100
+        n=$((n + 1))
+        pp "$n" "$1" "$2" "$size" 100
     done
 done
 # Datagrams: one MTU each (UD carries no more).
-port=$((port + 1))
-pp "$port" "verbs;ofi_rxd" rdm 4096 100
-port=$((port + 1))
-pp "$port" verbs dgram 1024 100
+n=$((n + 1))
+pp "$n" "verbs;ofi_rxd" rdm 4096 100
+n=$((n + 1))
+pp "$n" verbs dgram 1024 100
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "rnic-libfabric: all passed on $(hostname)"
+log "all passed on $(hostname)"

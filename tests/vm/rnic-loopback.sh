@@ -8,8 +8,7 @@
 # must verify.
 # vmlaunch: -n 1 --rnic --timeout 600
 set -u
-fail() { echo "rnic-loopback: FAILED: $*"; exit 1; }
-c=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
+. rnic-test-lib rnic-loopback
 iters=200
 
 # pingpong PROGRAM SIZE: one server and one client of PROGRAM.
@@ -17,7 +16,7 @@ pingpong() {
     local prog=$1 size=$2 before after
     local args=(-d "$RNIC_IBDEV" -g "$RNIC_GID_INDEX" -c -n "$iters" -s "$size")
 
-    before=$(cat "$c/loopback_pkts")
+    before=$(counter loopback_pkts)
     timeout 300 "$prog" "${args[@]}" >/tmp/server.out 2>&1 &
     server=$!
     sleep 1
@@ -27,11 +26,11 @@ pingpong() {
     cat /tmp/server.out
     grep -q "invalid data" /tmp/server.out /tmp/client.out &&
         fail "$prog: received data did not verify"
-    after=$(cat "$c/loopback_pkts")
-    echo "rnic-loopback: $prog: loopback_pkts $before -> $after"
+    after=$(counter loopback_pkts)
+    log "$prog: loopback_pkts $before -> $after"
     [ $((after - before)) -ge $((2 * iters)) ] ||
         fail "$prog: the device did not loop the packets back ($before -> $after)"
-    echo "rnic-loopback: $prog OK: $iters x $size bytes verified"
+    log "$prog OK: $iters x $size bytes verified"
 }
 
 pingpong ibv_rc_pingpong 4096
@@ -39,4 +38,4 @@ pingpong ibv_uc_pingpong 4096
 # UD messages fit one MTU with the 40-byte GRH.
 pingpong ibv_ud_pingpong 512
 pingpong ibv_srq_pingpong 4096
-echo "rnic-loopback: OK: every pingpong verified through the device's loopback"
+log "OK: every pingpong verified through the device's loopback"

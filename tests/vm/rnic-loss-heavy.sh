@@ -7,7 +7,7 @@
 # above timeout x retry_cnt) and ibv_rc_pingpong -c never sees wrong data.
 # vmlaunch: -n 2 --rnic --rnic-opt loss=20 --rnic-opt loss-seed=3 --timeout 900
 set -u
-fail() { echo "rnic-loss-heavy: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-loss-heavy
 out=$(mktemp)
 
 # run NAME COMMAND...: the outcome must be success or a retry error.
@@ -23,13 +23,13 @@ run() {
     if [ $rc -ne 0 ]; then
         # The side whose QP ran out of retries reports status 12; its
         # peer only sees the other end go away.
-        echo "rnic-loss-heavy: $name ended with an error ($rc)"
-        if [ "$RNIC_VM_INDEX" = 1 ]; then
+        log "$name ended with an error ($rc)"
+        if is_client; then
             grep -qE "status (12|transport retry)|retry counter exceeded" "$out" ||
                 fail "$name: the client failed without a retry error"
         fi
     else
-        echo "rnic-loss-heavy: $name completed"
+        log "$name completed"
     fi
 }
 
@@ -52,18 +52,19 @@ until_listening() {
 # or its retries run out, and the server ends when the client does.
 # Each tool has its own port.
 args=(-d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -F -n 100)
-case $RNIC_VM_INDEX in
-    0)
-        run "ib_write_bw" timeout 240 ib_write_bw "${args[@]}" -s 65536 -p 18515
-        run "ib_read_bw" timeout 240 ib_read_bw "${args[@]}" -s 16384 -p 18516
+write_port=$(test_port 1) read_port=$(test_port 2)
+case $(role) in
+    server)
+        run "ib_write_bw" timeout 240 ib_write_bw "${args[@]}" -s 65536 -p "$write_port"
+        run "ib_read_bw" timeout 240 ib_read_bw "${args[@]}" -s 16384 -p "$read_port"
         rnic-pingpong-pair 4096 200 lossy || fail "ping-pong"
         ;;
-    1)
+    client)
         peer=$RNIC_PEER_DATA_IP4
-        run "ib_write_bw" until_listening timeout 240 ib_write_bw "${args[@]}" -s 65536 -p 18515 "$peer"
-        run "ib_read_bw" until_listening timeout 240 ib_read_bw "${args[@]}" -s 16384 -p 18516 "$peer"
+        run "ib_write_bw" until_listening timeout 240 ib_write_bw "${args[@]}" -s 65536 -p "$write_port" "$peer"
+        run "ib_read_bw" until_listening timeout 240 ib_read_bw "${args[@]}" -s 16384 -p "$read_port" "$peer"
         rnic-pingpong-pair 4096 200 lossy || fail "ping-pong"
         ;;
 esac
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "rnic-loss-heavy: OK on $(hostname)"
+log "OK on $(hostname)"

@@ -11,17 +11,16 @@
 # resending only the hole (sr_resends).
 # vmlaunch: -n 2 --rnic --rnic-opt loss=5 --rnic-opt loss-seed=7 --timeout 1200
 set -u
-fail() { echo "rnic-loss: FAILED: $*"; exit 1; }
-c=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
+. rnic-test-lib rnic-loss
 
 RNIC_NO_RPING=1 rnic-pingpong 2000 4096 || fail "ping-pong under loss failed"
 RNIC_NO_RPING=1 rnic-pingpong 200 65536 || fail "64 KiB ping-pong under loss failed"
 for n in tx_loss_injected retransmits ack_timeouts ooo_kept sr_resends; do
-    echo "rnic-loss: $n $(cat "$c/$n" 2>/dev/null)"
+    log "$n $(counter "$n" 2>/dev/null)"
 done
 rdma statistic show link "$RNIC_IBDEV/1" || true
-[ "$(cat "$c/tx_loss_injected")" -gt 0 ] || fail "no packet was dropped"
-[ "$(cat "$c/retransmits")" -gt 0 ] || fail "retransmit counter is zero"
-[ "$(cat "$c/ooo_kept")" -gt 0 ] || fail "nothing was kept past a hole"
-[ "$(cat "$c/sr_resends")" -gt 0 ] || fail "no hole was resent alone"
-echo "rnic-loss: OK on $(hostname)"
+[ "$(counter tx_loss_injected)" -gt 0 ] || fail "no packet was dropped"
+[ "$(counter retransmits)" -gt 0 ] || fail "retransmit counter is zero"
+[ "$(counter ooo_kept)" -gt 0 ] || fail "nothing was kept past a hole"
+[ "$(counter sr_resends)" -gt 0 ] || fail "no hole was resent alone"
+log "OK on $(hostname)"

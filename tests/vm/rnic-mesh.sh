@@ -15,23 +15,22 @@
 # that an rping server now and then never sees its client's disconnect.
 # vmlaunch: -n 3 --rnic --net tap --timeout 600
 set -u
-fail() { echo "rnic-mesh: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-mesh
 [ "${RNIC_NVMS:-}" = 3 ] || fail "needs 3 VMs, has ${RNIC_NVMS:-?}"
 me=$RNIC_VM_INDEX
 mine=$RNIC_DATA_IP4
 others=$(seq 0 2 | grep -vx "$me")
 data_ip() { local v=RNIC_VM$1_DATA_IP4; echo "${!v}"; }
-mgmt_ip() { local v=RNIC_VM$1_IP4; echo "${!v}"; }
 logs=$(mktemp -d)
 
 # rping -v prints every round's buffer: keep that one small.
 iters=3000 pings=1000
 pp=(-d "$RNIC_IBDEV" -g "$RNIC_GID_INDEX" -e -c -n "$iters" -s 16384)
 rp=(-v -V -C "$pings" -S 4096)
-# VM s serving VM c listens on port 18500+10s+c (ibv_rc_pingpong) and
-# 7500+10s+c (rping).
-pp_port() { echo $((18500 + 10 * $1 + $2)); }
-rping_port() { echo $((7500 + 10 * $1 + $2)); }
+# VM s serving VM c listens on test port 10s+c (ibv_rc_pingpong) and
+# 100+10s+c (rping).
+pp_port() { test_port $((10 * $1 + $2)); }
+rping_port() { test_port $((100 + 10 * $1 + $2)); }
 
 # until_connected COMMAND...: a client whose server, in a VM that may boot
 # later, is not up or listening yet: only a failure to reach it is tried
@@ -70,9 +69,9 @@ check() {
     rc=$?
     n=$(grep -cE "$pattern" "$logs/$name")
     if [ $rc = 0 ] && [ "$n" = "$count" ] && ! grep -q "invalid data" "$logs/$name"; then
-        echo "rnic-mesh: $name OK"
+        log "$name OK"
     else
-        echo "rnic-mesh: $name FAILED (exit $rc, $n of $count lines /$pattern/):"
+        log "$name FAILED (exit $rc, $n of $count lines /$pattern/):"
         tail -n 20 "$logs/$name"
         bad=1
     fi
@@ -95,21 +94,21 @@ for p in $others; do
     check rping-serving-$p "^server ping data: rdma-ping-" $pings
     check rping-to-$p "^ping data: rdma-ping-" $pings
 done
-c=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
-[ $bad = 0 ] || { grep . "$c"/*; fail "mesh of RC connections"; }
-echo "rnic-mesh: mesh OK on $(hostname) in ${SECONDS}s: 4 connections served, 4 made" \
-    "($(cat "$c/retransmits") retransmits)"
+[ $bad = 0 ] || { grep . "$(counter_dir)"/*; fail "mesh of RC connections"; }
+log "mesh OK on $(hostname) in ${SECONDS}s: 4 connections served, 4 made" \
+    "($(counter retransmits) retransmits)"
 
 # (b) Multicast: round r, VM r sends and the others receive.  Receiver v
-# answers on port 7600+10r+v of VM r's management address; a receiver of
-# round r that also received in round r-1 first waits (port 7700+r-1) for
-# that round's sender to stop, so its last messages do not count here.
+# answers on test port 200+10r+v of VM r's management address; a receiver
+# of round r that also received in round r-1 first waits (test port
+# 300+r-1) for that round's sender to stop, so its last messages do not
+# count here.
 group=239.1.2.10
 for r in 0 1 2; do
     if [ "$r" = "$me" ]; then
         declare -A waiter=()
         for v in $others; do
-            rnic-signal wait $((7600 + 10 * r + v)) 240 >"$logs/mc-word-$v" &
+            signal_wait $((200 + 10 * r + v)) 240 >"$logs/mc-word-$v" &
             waiter[$v]=$!
         done
         sends=0
@@ -125,23 +124,23 @@ for r in 0 1 2; do
             word=$(cat "$logs/mc-word-$v")
             [ "$word" = ok ] || fail "multicast receiver VM $v said '$word'"
         done
-        echo "rnic-mesh: multicast from $(hostname) reached both others ($sends bursts of 10)"
-        [ "$r" -lt 2 ] && { rnic-signal send "$(mgmt_ip $(((r + 2) % 3)))" $((7700 + r)) over 240 ||
+        log "multicast from $(hostname) reached both others ($sends bursts of 10)"
+        [ "$r" -lt 2 ] && { signal_send $(((r + 2) % 3)) $((300 + r)) over 240 ||
             fail "telling VM $(((r + 2) % 3)) that round $r is over"; }
     else
         if [ "$r" -gt 0 ] && [ $((r - 1)) != "$me" ]; then
-            rnic-signal wait $((7700 + r - 1)) 300 >/dev/null || fail "no end of round $((r - 1))"
+            signal_wait $((300 + r - 1)) 300 >/dev/null || fail "no end of round $((r - 1))"
         fi
         timeout 120 mckey -m $group -b "$mine" -C 10 >"$logs/mc-recv" 2>&1
         rc=$?
         word=fail
         [ $rc = 0 ] && grep -q "data transfers complete" "$logs/mc-recv" && word=ok
-        rnic-signal send "$(mgmt_ip "$r")" $((7600 + 10 * r + me)) $word 240 ||
+        signal_send "$r" $((200 + 10 * r + me)) $word 240 ||
             fail "telling VM $r how round $r ended"
         [ $word = ok ] || { cat "$logs/mc-recv"; fail "mckey receiver, round $r (exit $rc)"; }
-        echo "rnic-mesh: multicast from VM $r received on $(hostname)"
+        log "multicast from VM $r received on $(hostname)"
     fi
 done
 
 rnic-dmesg-check || fail "kernel log"
-echo "rnic-mesh: OK on $(hostname)"
+log "OK on $(hostname)"

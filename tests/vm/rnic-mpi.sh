@@ -15,20 +15,19 @@
 # must show those went over rnic.
 # vmlaunch: -n 3 --rnic --timeout 1800
 set -u
-fail() { echo "rnic-mpi: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-mpi
 out=$(mktemp)
-cnt=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
 # The test VMs run everything as root, which mpirun refuses unless told.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 mkdir -p -m 0755 /run/sshd
 /usr/sbin/sshd || fail "sshd"
 
-if [ "$RNIC_VM_INDEX" != 0 ]; then
+if ! is_server; then
     # Stay up, ranks and all, until VM 0 is done with us.
-    rnic-signal wait 7400 1700 >/dev/null || fail "no word from VM 0"
+    signal_wait 1 1700 >/dev/null || fail "no word from VM 0"
     rnic-dmesg-check || fail "kernel warnings or rnic errors"
-    echo "rnic-mpi: VM $RNIC_VM_INDEX done"
+    log "VM $RNIC_VM_INDEX done"
     exit 0
 fi
 
@@ -54,14 +53,14 @@ run "p2p, Open MPI's defaults" -np 2 -H rnic-vm0,rnic-vm1 \
     python3 /opt/rnic/bin/rnic-mpi-check p2p
 grep -aq "rnic-mpi-check: OK" "$out" || fail "p2p with the defaults: no OK"
 
-before=$(cat "$cnt/tx_bytes")
+before=$(counter tx_bytes)
 run "p2p, pml ucx" --mca pml ucx -np 2 -H rnic-vm0,rnic-vm1 \
     python3 /opt/rnic/bin/rnic-mpi-check p2p
 grep -aq "rnic-mpi-check: OK" "$out" || fail "p2p over UCX: no OK"
-sent=$(( $(cat "$cnt/tx_bytes") - before ))
+sent=$(( $(counter tx_bytes) - before ))
 # Rank 0 alone sends over 100 MB in the p2p check.
 [ "$sent" -gt 100000000 ] || fail "p2p over UCX sent only $sent bytes over rnic"
-echo "rnic-mpi: p2p over UCX moved $sent bytes through $RNIC_IBDEV"
+log "p2p over UCX moved $sent bytes through $RNIC_IBDEV"
 
 run "collectives, pml ucx" --mca pml ucx -np 3 \
     -H rnic-vm0,rnic-vm1,rnic-vm2 python3 /opt/rnic/bin/rnic-mpi-check coll
@@ -72,9 +71,9 @@ run "NetPIPE" --mca pml ucx -np 2 -H rnic-vm0,rnic-vm1 \
     NPopenmpi -u 1048576 -o /tmp/np.out
 awk 'NF >= 3 { n++ } END { exit n < 20 }' /tmp/np.out ||
     { cat /tmp/np.out; fail "NetPIPE wrote too few rows"; }
-echo "rnic-mpi: NetPIPE: $(wc -l </tmp/np.out) sizes, peak $(sort -g -k2 /tmp/np.out | tail -1 | awk '{print $2 " Mbps at " $1 " B"}')"
+log "NetPIPE: $(wc -l </tmp/np.out) sizes, peak $(sort -g -k2 /tmp/np.out | tail -1 | awk '{print $2 " Mbps at " $1 " B"}')"
 
-before=$(cat "$cnt/tx_bytes")
+before=$(counter tx_bytes)
 # libfabric's default memory monitor, memhooks, does not see the munmap
 # glibc's free() makes itself, so a receive buffer freed and allocated
 # again at the same address hits a stale registration, on any verbs NIC
@@ -85,13 +84,12 @@ run "p2p, mtl ofi (verbs)" --mca pml cm --mca mtl ofi \
     -x FI_MR_CACHE_MAX_COUNT=0 \
     -np 2 -H rnic-vm0,rnic-vm1 python3 /opt/rnic/bin/rnic-mpi-check p2p
 grep -aq "rnic-mpi-check: OK" "$out" || fail "p2p over OFI: no OK"
-sent=$(( $(cat "$cnt/tx_bytes") - before ))
+sent=$(( $(counter tx_bytes) - before ))
 [ "$sent" -gt 100000000 ] || fail "p2p over OFI sent only $sent bytes over rnic"
-echo "rnic-mpi: p2p over libfabric moved $sent bytes through $RNIC_IBDEV"
+log "p2p over libfabric moved $sent bytes through $RNIC_IBDEV"
 
 for i in 1 2; do
-    v=RNIC_VM${i}_IP4
-    rnic-signal send "${!v}" 7400 done || fail "VM $i did not hear we are done"
+    signal_send "$i" 1 done || fail "VM $i did not hear we are done"
 done
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "rnic-mpi: all passed"
+log "all passed"

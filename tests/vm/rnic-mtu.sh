@@ -6,7 +6,7 @@
 # (-m).  4096 needs a jumbo netdev MTU first.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -e
-fail() { echo "rnic-mtu: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-mtu
 
 # perftest at one path MTU; 64 KiB messages span many packets at either.
 perf_at() {
@@ -30,4 +30,4 @@ ibv_devinfo -d "$RNIC_IBDEV" | grep -q "active_mtu:.*4096" ||
     fail "active_mtu did not follow the netdev MTU of 9000"
 RNIC_PP_ARGS="-m 4096" RNIC_NO_RPING=1 rnic-pingpong 100 65536
 perf_at 4096
-echo "rnic-mtu: OK on $(hostname)"
+log "OK on $(hostname)"

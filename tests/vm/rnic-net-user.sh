@@ -15,8 +15,7 @@
 # (RNIC_HOST_URL, RNIC_HOST_BLOB_SHA256, RNIC_HOST_BLOB_SIZE).
 # vmlaunch: --net user --rnic --timeout 240
 set -u
-me=rnic-net-user
-fail() { echo "$me: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-net-user
 url=${RNIC_HOST_URL:?no RNIC_HOST_URL: run this test with tests/vm/net-host.py http}
 dev=$RNIC_RNIC_NETDEV
 ipconfig=/usr/lib/klibc/bin/ipconfig
@@ -27,7 +26,7 @@ ip -4 addr show dev "$dev" | grep -q inet && fail "$dev kept an IPv4 address"
 "$ipconfig" -t 30 -c dhcp -d "$dev" || fail "no DHCP lease on $dev"
 # shellcheck disable=SC1090
 . "/run/net-$dev.conf"
-echo "$me: DHCP on $dev: $IPV4ADDR/$IPV4NETMASK gateway $IPV4GATEWAY DNS $IPV4DNS0"
+log "DHCP on $dev: $IPV4ADDR/$IPV4NETMASK gateway $IPV4GATEWAY DNS $IPV4DNS0"
 [ "$IPV4ADDR/$IPV4NETMASK" = 10.0.2.15/255.255.255.0 ] || fail "leased $IPV4ADDR/$IPV4NETMASK"
 [ "$IPV4GATEWAY" = 10.0.2.2 ] || fail "gateway $IPV4GATEWAY"
 [ "$IPV4DNS0" = 10.0.2.3 ] || fail "DNS server $IPV4DNS0"
@@ -57,7 +56,7 @@ if echo != mine:
 PY
 rx=$(($(cat "/sys/class/net/$dev/statistics/rx_bytes") - rx0))
 tx=$(($(cat "/sys/class/net/$dev/statistics/tx_bytes") - tx0))
-echo "$me: $dev counted $rx bytes received, $tx sent"
+log "$dev counted $rx bytes received, $tx sent"
 [ "$rx" -ge "$RNIC_HOST_BLOB_SIZE" ] || fail "$dev received only $rx bytes"
 [ "$tx" -ge "$RNIC_HOST_BLOB_SIZE" ] || fail "$dev sent only $tx bytes"
-echo "$me: OK: DHCP, the host at 10.0.2.2 and data both ways over $dev"
+log "OK: DHCP, the host at 10.0.2.2 and data both ways over $dev"

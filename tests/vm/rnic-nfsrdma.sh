@@ -12,26 +12,20 @@
 # counters), and neither kernel may warn or log an rnic error.
 # vmlaunch: -n 2 --rnic --mem 2048 --timeout 1200
 set -u
-me=rnic-nfsrdma
-fail() { echo "$me: FAILED: $*"; exit 1; }
-log() { echo "$me: $*"; }
-
-counter() {
-    cat "/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/$1"
-}
+. rnic-test-lib rnic-nfsrdma
 
 server() {
     rnic-nfs-server up "$RNIC_PEER_DATA_IP4" || fail "nfsd set-up"
-    rnic-signal send "$RNIC_PEER_IP4" 7101 ready || fail "client unreachable"
+    signal_send peer 1 ready || fail "client unreachable"
 
-    sum=$(rnic-signal wait 7102 900) || fail "the client never sent its sha256"
+    sum=$(signal_wait 2 900) || fail "the client never sent its sha256"
     [ "${#sum}" = 64 ] || fail "client: $sum"
     local_sum=$(sha256sum /srv/nfs/data.bin | cut -d' ' -f1)
     [ "$local_sum" = "$sum" ] ||
         fail "sha256 on the server $local_sum, the client wrote $sum"
     log "server sees the client's 256 MiB intact ($sum)"
 
-    rnic-signal wait 7103 900 >/dev/null || fail "the client never finished"
+    signal_wait 3 900 >/dev/null || fail "the client never finished"
     diff -r --no-dereference /usr/include /srv/nfs/tree/include >/tmp/diff.out 2>&1 ||
         fail "tree differs on the server: $(head -5 /tmp/diff.out)"
     log "server sees the client's tree intact"
@@ -41,7 +35,7 @@ server() {
 client() {
     local mnt=/mnt/nfs tx0 rx0 sum back n xprt
 
-    rnic-signal wait 7101 300 >/dev/null || fail "the server never got ready"
+    signal_wait 1 300 >/dev/null || fail "the server never got ready"
     modprobe rpcrdma || fail "modprobe rpcrdma"
     mkdir -p "$mnt"
     mount_it() {
@@ -63,7 +57,7 @@ client() {
     [ "$back" = "$sum" ] || fail "read back $back, wrote $sum"
     log "256 MiB written and read back over NFS/RDMA ($sum)"
     rm -f /dev/shm/data.bin
-    rnic-signal send "$RNIC_PEER_IP4" 7102 "$sum" || fail "server gone"
+    signal_send peer 2 "$sum" || fail "server gone"
 
     # Both ways past the data, on the RoCE path (not the virtio one).
     n=$(( $(counter tx_bytes) - tx0 ))
@@ -82,13 +76,13 @@ client() {
         fail "tree differs: $(head -5 /tmp/diff.out)"
     log "$(find "$mnt/tree" | wc -l) entries untarred and compared over NFS/RDMA"
     umount "$mnt" || fail "umount"
-    rnic-signal send "$RNIC_PEER_IP4" 7103 || fail "server gone"
+    signal_send peer 3 || fail "server gone"
 }
 
-case $RNIC_VM_INDEX in
-0) server ;;
-1) client ;;
+case $(role) in
+server) server ;;
+client) client ;;
 *) exit 0 ;;
 esac
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "$me: OK on $(hostname)"
+log "OK on $(hostname)"

@@ -6,15 +6,15 @@
 # rnic-nvmeof.sh.
 # vmlaunch: -n 1 --rnic --timeout 600
 set -u
-fail() { echo "rnic-nvmeof-loop: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-nvmeof-loop
 
 rnic-nvmet up "$RNIC_DATA_IP4" 64 || fail "target set-up"
 rnic-nvme-host "$RNIC_DATA_IP4" || fail "host side"
 rnic-nvmet down
-c=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
+c=$(counter_dir)
 grep . "$c"/* | sed "s|$c/||"
-lb=$(cat "$c/loopback_pkts")
-echo "rnic-nvmeof-loop: $lb frames looped back"
+lb=$(counter loopback_pkts)
+log "$lb frames looped back"
 [ "$lb" -gt 1000 ] || fail "the traffic did not go through the device"
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "rnic-nvmeof-loop: OK"
+log "OK"

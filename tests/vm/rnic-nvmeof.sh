@@ -9,27 +9,26 @@
 # records instead of doorbell writes (counters sq_dbrec_wqes, sq_doorbells).
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
-fail() { echo "rnic-nvmeof: FAILED: $*"; exit 1; }
-counter() { cat "/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters/$1"; }
+. rnic-test-lib rnic-nvmeof
 
-case $RNIC_VM_INDEX in
-0)
+case $(role) in
+server)
     rnic-nvmet up "$RNIC_DATA_IP4" 64 || fail "target set-up"
-    rnic-signal wait 7001 800 || fail "the host never reported back"
+    signal_wait 1 800 || fail "the host never reported back"
     rnic-nvmet down
-    echo "rnic-nvmeof: target sq_doorbells=$(counter sq_doorbells)" \
+    log "target sq_doorbells=$(counter sq_doorbells)" \
          "sq_dbrec_wqes=$(counter sq_dbrec_wqes)"
     [ "$(counter sq_dbrec_wqes)" -gt 0 ] ||
         fail "no WQE came from an SQ doorbell record"
     ;;
-1)
+client)
     rnic-nvme-host "$RNIC_PEER_DATA_IP4"
     rc=$?
-    rnic-signal send "$RNIC_VM0_IP4" 7001
-    echo "rnic-nvmeof: host sq_doorbells=$(counter sq_doorbells)" \
+    signal_send 0 1
+    log "host sq_doorbells=$(counter sq_doorbells)" \
          "sq_dbrec_wqes=$(counter sq_dbrec_wqes)"
     [ $rc -eq 0 ] || fail "host side"
     ;;
 esac
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "rnic-nvmeof: OK on $(hostname)"
+log "OK on $(hostname)"

@@ -18,9 +18,7 @@
 # vmlaunch: -n 2 --rnic --timeout 600
 set -u
 ulp=${RNIC_ULP:-nvme}
-me=rnic-peer-kill-$ulp
-fail() { echo "$me: FAILED: $*"; exit 1; }
-log() { echo "$me: $*"; }
+. rnic-test-lib "rnic-peer-kill-$ulp"
 nqn=rnic-nvmet
 mnt=/mnt/nfs
 
@@ -32,8 +30,8 @@ target() {
         nfs) rnic-nfs-server up "$RNIC_PEER_DATA_IP4" 256m ;;
         iser) rnic-iser target "$RNIC_DATA_IP4" ;;
     esac || fail "target set-up"
-    rnic-signal send "$RNIC_PEER_IP4" 7401 ready || fail "host unreachable"
-    rnic-signal wait 7402 300 >/dev/null || fail "the host never started I/O"
+    signal_send peer 1 ready || fail "host unreachable"
+    signal_wait 2 300 >/dev/null || fail "the host never started I/O"
     # Report success now: nothing runs after the power goes.
     echo "RNIC-EXIT-STATUS=0"
     sleep 0.2
@@ -120,7 +118,7 @@ detach() {
 
 host() {
     local fio_pid t0 t1 t2 rc seen st
-    rnic-signal wait 7401 300 >/dev/null || fail "the target never got ready"
+    signal_wait 1 300 >/dev/null || fail "the target never got ready"
     attach
     fio --name=busy --filename="$target" --direct=1 --ioengine=libaio \
         --rw=randrw --bs=4k --iodepth=16 --size=64m --runtime=300 --time_based \
@@ -128,7 +126,7 @@ host() {
     fio_pid=$!
     sleep 5
     kill -0 "$fio_pid" 2>/dev/null || fail "fio ended early: $(tail -5 /tmp/fio.out)"
-    rnic-signal send "$RNIC_PEER_IP4" 7402 go || fail "target gone too early"
+    signal_send peer 2 go || fail "target gone too early"
     t0=$(date +%s)
     log "target told to power off; fio runs"
 
@@ -174,9 +172,9 @@ host() {
 }
 
 case $ulp in nvme|nfs|iser) ;; *) fail "unknown RNIC_ULP $ulp" ;; esac
-case $RNIC_VM_INDEX in
-0) target ;;
-1) host ;;
+case $(role) in
+server) target ;;
+client) host ;;
 *) exit 0 ;;
 esac
-echo "$me: OK on $(hostname)"
+log "OK on $(hostname)"

@@ -10,25 +10,25 @@
 # result.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
-fail() { echo "rnic-qperf: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-qperf
 out=$(mktemp)
 tests="rc_bw rc_lat rc_bi_bw rc_rdma_read_bw rc_rdma_read_lat
        rc_rdma_write_bw rc_rdma_write_lat rc_rdma_write_poll_lat
        rc_compare_swap_mr rc_fetch_add_mr"
 
-case $RNIC_VM_INDEX in
-0)
+case $(role) in
+server)
     qperf >"$out" 2>&1 &
-    rnic-signal wait 7401 800 >/dev/null || fail "no word from VM 1"
+    signal_wait 1 800 >/dev/null || fail "no word from VM 1"
     kill %1 2>/dev/null
     ;;
-1)
+client)
     for t in $tests; do
         rnic-retry 30 1 timeout 120 qperf -cm1 -t 2 "$RNIC_VM0_RNIC_IP4" \
             "$t" >"$out" 2>&1 || { cat "$out"; fail "$t"; }
         grep -qE "(bw|latency|msg_rate) *= *[0-9.]+" "$out" ||
             { cat "$out"; fail "$t printed no result"; }
-        echo "rnic-qperf: $t: $(grep -E '= ' "$out" | head -1 | tr -s ' ')"
+        log "$t: $(grep -E '= ' "$out" | head -1 | tr -s ' ')"
     done
     # UC and UD: refused for want of a GRH, as on any RoCE device.
     for t in uc_bw ud_lat; do
@@ -36,10 +36,10 @@ case $RNIC_VM_INDEX in
             { cat "$out"; fail "$t ran: update docs/middleware.md"; }
         grep -qE "failed to (modify QP to RTR|create address handle): Invalid argument" "$out" ||
             { cat "$out"; fail "$t failed otherwise than documented"; }
-        echo "rnic-qperf: $t: refused without a GRH, as documented"
+        log "$t: refused without a GRH, as documented"
     done
-    rnic-signal send "$RNIC_VM0_IP4" 7401 done || fail "VM 0 did not hear"
+    signal_send 0 1 done || fail "VM 0 did not hear"
     ;;
 esac
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "rnic-qperf: all passed on $(hostname)"
+log "all passed on $(hostname)"

@@ -14,10 +14,8 @@
 # left in the device as the host sees it (QMP), and no kernel warning.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
-me=rnic-rmmod
-fail() { echo "$me: FAILED: $*"; exit 1; }
-log() { echo "$me: $*"; }
-. /opt/rnic/bin/rnic-cycle-lib
+. rnic-test-lib rnic-rmmod
+. rnic-cycle-lib
 
 mapfile -t specs < <(alternating_specs 20 rmmod)
 specs+=("21:ib_write_bw:1:pci" "22:ib_send_bw:0:pci")

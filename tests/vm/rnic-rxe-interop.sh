@@ -8,9 +8,10 @@
 # and READ bandwidth, all between the two implementations.
 # vmlaunch: -n 2 --rnic --interop --timeout 900
 set -e
-echo "rnic-rxe-interop: $(hostname) uses $RNIC_IBDEV"
+. rnic-test-lib rnic-rxe-interop
+log "$(hostname) uses $RNIC_IBDEV"
 rnic-pingpong 200 4096
 RNIC_NO_RPING=1 rnic-pingpong 20 1048576
 rnic-perf ib_write_bw -s 65536 -n 200 --report_gbits
 rnic-perf ib_read_bw -s 65536 -n 200 --report_gbits
-echo "rnic-rxe-interop: OK on $(hostname)"
+log "OK on $(hostname)"

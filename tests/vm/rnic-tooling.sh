@@ -13,12 +13,10 @@
 # the RDMA CM connection of rnic-pingpong's rping has moved).
 # vmlaunch: -n 2 --rnic --timeout 300
 set -u
-me=rnic-tooling
-fail() { echo "$me: FAILED: $*"; exit 1; }
-log() { echo "$me: $*"; }
+. rnic-test-lib rnic-tooling
 
 ndev=$RNIC_RNIC_NETDEV
-hwc=/sys/class/infiniband/$RNIC_IBDEV/ports/1/hw_counters
+hwc=$(counter_dir)
 
 # field LINE KEY: the value after KEY in a "key value key value" line.
 field() {
@@ -85,11 +83,11 @@ log "ethtool -S: the $n device counters and $(wc -w <<<"$extra") netdev counts"
 # them if ethtool reads the counter the name says.  The sleep outlasts the
 # RDMA core's cache of the sysfs values.
 for name in tx_pkts rx_pkts eth_tx_pkts eth_rx_pkts guest_errors; do
-    s1=$(cat "$hwc/$name")
+    s1=$(counter "$name")
     sleep 0.1
     e=$(estat "$(ethtool -S "$ndev")" "$name")
     sleep 0.1
-    s2=$(cat "$hwc/$name")
+    s2=$(counter "$name")
     if ! { [ "$s1" -le "$e" ] && [ "$e" -le "$s2" ]; }; then
         fail "ethtool -S $name $e is not between the sysfs readings $s1 and $s2"
     fi
@@ -113,7 +111,7 @@ done
 
 # A server waiting for a client that never comes holds its QP, CQ, MR and
 # PD open for as long as needed.
-ibv_rc_pingpong -d "$RNIC_IBDEV" -g "$RNIC_GID_INDEX" -p 18600 -r 300 >/tmp/tooling-pp.out 2>&1 &
+ibv_rc_pingpong -d "$RNIC_IBDEV" -g "$RNIC_GID_INDEX" -p "$(test_port 1)" -r 300 >/tmp/tooling-pp.out 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null' EXIT
 qps=""
@@ -183,7 +181,5 @@ grep -q " pid $pid " <<<"$pds" || fail "rdma resource show pd has no PD of pid $
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 trap - EXIT
-if dmesg | grep -E "WARNING|BUG:|Oops|general protection"; then
-    fail "kernel warnings"
-fi
-echo "$me: OK on $(hostname)"
+fail_on_kernel_warnings "kernel warnings"
+log "OK on $(hostname)"

@@ -12,11 +12,10 @@
 # the traffic went over rnic.
 # vmlaunch: -n 2 --rnic --timeout 1200
 set -u
-fail() { echo "rnic-ucx: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-ucx
 dev=$RNIC_IBDEV
 peer=${RNIC_VM0_RNIC_IP4:-}
 out=$(mktemp)
-cnt=/sys/class/infiniband/$dev/ports/1/hw_counters
 
 # ucx_info must see the device's RC and UD transports.
 ucx_info -d >"$out" 2>&1 || { cat "$out"; fail "ucx_info -d"; }
@@ -25,7 +24,7 @@ for tl in rc_verbs ud_verbs; do
         /Transport:/ { t = $NF } /Device:/ { if (t == tl && $NF == dev) ok = 1 }
         END { exit !ok }' "$out" || { cat "$out"; fail "ucx_info lists no $tl on $dev:1"; }
 done
-echo "rnic-ucx: ucx_info lists rc_verbs and ud_verbs on $dev:1"
+log "ucx_info lists rc_verbs and ud_verbs on $dev:1"
 
 # The runs: "TLS TEST SIZE ITERS" per line; TLS "-" means UCX's defaults.
 runs=$(cat <<'EOF'
@@ -61,11 +60,12 @@ errors() {
         -e "error during flush: Unsupported operation" "$out"
 }
 
-# run_one PORT TLS TEST SIZE ITERS [HOST]: one ucx_perftest process, the
-# server without HOST.  No output may hold an error, and the client's must
-# end with its result.
+# run_one N TLS TEST SIZE ITERS [HOST]: one ucx_perftest process on
+# test_port N, the server without HOST.  No output may hold an error, and
+# the client's must end with its result.
 run_one() {
-    local port=$1 tls=$2 test=$3 size=$4 iters=$5 host=${6:-} rc i
+    local port tls=$2 test=$3 size=$4 iters=$5 host=${6:-} rc i
+    port=$(test_port "$1") || fail "no port $1"
     local env=() args=(-P 0 -p "$port" -t "$test" -s "$size" -n "$iters" -w 10)
     [ "$tls" != - ] && env=(UCX_TLS="$tls,self")
     if [ -n "$host" ]; then
@@ -87,42 +87,43 @@ run_one() {
         fail "$tls $test ${size}B on $(hostname) ($rc)"
     fi
     [ -n "$host" ] &&
-        echo "rnic-ucx: $tls $test ${size}B: $(grep '^Final:' "$out" | tr -s ' ')"
+        log "$tls $test ${size}B: $(grep '^Final:' "$out" | tr -s ' ')"
     return 0
 }
 
-before=$(cat "$cnt/tx_bytes")
-port=13400
+before=$(counter tx_bytes)
+# A port of its own for every run: n counts them.
+n=0
 while read -r tls test size iters; do
     [ -n "$tls" ] || continue
-    port=$((port + 1))
-    case $RNIC_VM_INDEX in
-        0) run_one "$port" "$tls" "$test" "$size" "$iters" ;;
-        1) run_one "$port" "$tls" "$test" "$size" "$iters" "$peer" ;;
+    n=$((n + 1))
+    case $(role) in
+        server) run_one "$n" "$tls" "$test" "$size" "$iters" ;;
+        client) run_one "$n" "$tls" "$test" "$size" "$iters" "$peer" ;;
     esac
 done <<<"$runs"
-sent=$(( $(cat "$cnt/tx_bytes") - before ))
+sent=$(( $(counter tx_bytes) - before ))
 # 500 x 64 KiB at least went each way over the device.
 [ "$sent" -gt $((500 * 65536)) ] || fail "only $sent bytes went over $dev"
-echo "rnic-ucx: $sent bytes sent over $dev"
+log "$sent bytes sent over $dev"
 
 # Two processes in one VM, through the device (no shared memory).
-if [ "$RNIC_VM_INDEX" = 0 ]; then
-    before=$(cat "$cnt/loopback_pkts" 2>/dev/null || echo 0)
+if is_server; then
+    before=$(counter loopback_pkts 2>/dev/null || echo 0)
     for t in "tag_bw 65536 500" "ucp_get 65536 500" "tag_lat 8 1000"; do
         set -- $t
-        port=$((port + 1))
+        n=$((n + 1))
         # The server in a subshell with an output file of its own.
         ( out=$(mktemp)
-          UCX_TLS=rc_verbs,ud_verbs,self run_one "$port" - "$1" "$2" "$3" ) &
+          UCX_TLS=rc_verbs,ud_verbs,self run_one "$n" - "$1" "$2" "$3" ) &
         spid=$!
-        UCX_TLS=rc_verbs,ud_verbs,self run_one "$port" - "$1" "$2" "$3" \
+        UCX_TLS=rc_verbs,ud_verbs,self run_one "$n" - "$1" "$2" "$3" \
             "$RNIC_RNIC_IP4" || fail "loopback $1"
         wait $spid || fail "loopback server $1"
     done
-    looped=$(( $(cat "$cnt/loopback_pkts" 2>/dev/null || echo 0) - before ))
+    looped=$(( $(counter loopback_pkts 2>/dev/null || echo 0) - before ))
     [ "$looped" -gt 1000 ] || fail "only $looped packets looped back on $dev"
-    echo "rnic-ucx: loopback runs passed, $looped packets looped back"
+    log "loopback runs passed, $looped packets looped back"
 fi
 rnic-dmesg-check || fail "kernel warnings or rnic errors"
-echo "rnic-ucx: all passed on $(hostname)"
+log "all passed on $(hostname)"

@@ -9,7 +9,7 @@
 # "invalid data" report decide.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
-fail() { echo "rnic-verbs-utils: FAILED: $*"; exit 1; }
+. rnic-test-lib rnic-verbs-utils
 dev=$RNIC_IBDEV
 gid=$RNIC_GID_INDEX
 me=$RNIC_DATA_IP4
@@ -20,10 +20,10 @@ out=$(mktemp)
 # (retried while the server is not listening yet) in VM 1.
 run() {
     local name=$1 server=$2 client=$3
-    case $RNIC_VM_INDEX in
-        0) timeout 180 bash -c "$server" >"$out" 2>&1 ;;
-        1) sleep 1
-           rnic-retry 30 2 timeout 120 bash -c "$client" >"$out" 2>&1 ;;
+    case $(role) in
+        server) timeout 180 bash -c "$server" >"$out" 2>&1 ;;
+        client) sleep 1
+                rnic-retry 30 2 timeout 120 bash -c "$client" >"$out" 2>&1 ;;
         *) return 0 ;;
     esac
     rc=$?
@@ -34,7 +34,7 @@ run() {
         cat "$out"
         fail "$name ($rc)"
     fi
-    echo "rnic-verbs-utils: $name OK on $(hostname)"
+    log "$name OK on $(hostname)"
 }
 
 pp="-d $dev -g $gid -c -n 100"
@@ -55,15 +55,15 @@ run rping "rping -s -a $me -V -C 1000" \
 
 # mckey: VM 0 joins and waits for 10 messages; VM 1 keeps sending rounds
 # of 10 until VM 0 has had time to join.
-case $RNIC_VM_INDEX in
-    0) timeout 120 mckey -m 239.1.2.3 -b "$me" -C 10 >"$out" 2>&1 ||
-           { cat "$out"; fail "mckey receiver"; } ;;
-    1) sleep 5
-       for i in 1 2 3 4 5 6; do
-           timeout 30 mckey -m 239.1.2.3 -b "$me" -s -C 10 >"$out" 2>&1 ||
-               { cat "$out"; fail "mckey sender"; }
-           sleep 2
-       done ;;
+case $(role) in
+    server) timeout 120 mckey -m 239.1.2.3 -b "$me" -C 10 >"$out" 2>&1 ||
+                { cat "$out"; fail "mckey receiver"; } ;;
+    client) sleep 5
+            for i in 1 2 3 4 5 6; do
+                timeout 30 mckey -m 239.1.2.3 -b "$me" -s -C 10 >"$out" 2>&1 ||
+                    { cat "$out"; fail "mckey sender"; }
+                sleep 2
+            done ;;
 esac
-echo "rnic-verbs-utils: mckey OK on $(hostname)"
-echo "rnic-verbs-utils: OK on $(hostname)"
+log "mckey OK on $(hostname)"
+log "OK on $(hostname)"
