@@ -25,7 +25,7 @@ loopback_cycles() {
         # No timeout(1) wrapper: the kill must hit the verbs program.
         ib_write_bw "${lb[@]}" -p "$port" >/dev/null 2>&1 &
         srv=$!
-        sleep 0.3
+        wait_listen "$port" || fail "cycle $c: the server never listened"
         ib_write_bw "${lb[@]}" -p "$port" "$RNIC_DATA_IP4" >/dev/null 2>&1 &
         cli=$!
         moved=0

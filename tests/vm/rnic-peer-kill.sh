@@ -164,7 +164,7 @@ host() {
     # The device itself is fine: loopback traffic over rnic0.
     local lb=(-d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -s 65536 -n 200)
     timeout 60 ib_write_bw "${lb[@]}" >/dev/null 2>&1 &
-    sleep 0.5
+    wait_listen 18515 || fail "loopback ib_write_bw server never listened"
     timeout 60 ib_write_bw "${lb[@]}" "$RNIC_DATA_IP4" >/tmp/bw.out 2>&1 ||
         fail "loopback ib_write_bw after the peer died: $(tail -3 /tmp/bw.out)"
     wait
