@@ -28,40 +28,40 @@
 
 uint8_t rnic_cmd_err_rsvd(RnicCmdCtx *c, const char *what)
 {
-    trace_rnic_err_cmd_rsvd(c->op, what);
-    RNIC_GUEST_ERR(c->s, "%s: reserved field %s not zero", c->op, what);
+    RNIC_GUEST_ERR(rnic_err_cmd_rsvd(c->op, what), c->s,
+                   "%s: reserved field %s not zero", c->op, what);
     return RNIC_CMD_ERR_PARAM;
 }
 
 uint8_t rnic_cmd_err_param(RnicCmdCtx *c, const char *what, uint64_t val,
                          uint64_t cap)
 {
-    trace_rnic_err_cmd_param(c->op, what, val, cap);
-    RNIC_GUEST_ERR(c->s, "%s: %s 0x%" PRIx64 " invalid (limit 0x%" PRIx64 ")",
-                   c->op, what, val, cap);
+    RNIC_GUEST_ERR(rnic_err_cmd_param(c->op, what, val, cap), c->s,
+                   "%s: %s 0x%" PRIx64 " invalid (limit 0x%" PRIx64 ")", c->op,
+                   what, val, cap);
     return RNIC_CMD_ERR_PARAM;
 }
 
 uint8_t rnic_cmd_err_handle(RnicCmdCtx *c, const char *kind, uint32_t h)
 {
-    trace_rnic_err_cmd_handle(c->op, kind, h);
-    RNIC_GUEST_ERR(c->s, "%s: no %s 0x%x", c->op, kind, h);
+    RNIC_GUEST_ERR(rnic_err_cmd_handle(c->op, kind, h), c->s,
+                   "%s: no %s 0x%x", c->op, kind, h);
     return RNIC_CMD_ERR_HANDLE;
 }
 
 uint8_t rnic_cmd_err_access(RnicCmdCtx *c, const char *kind, uint32_t h,
                           uint16_t owner)
 {
-    trace_rnic_err_cmd_access(c->op, kind, h, owner, c->uctx);
-    RNIC_GUEST_ERR(c->s, "%s: %s 0x%x belongs to context %u, not %u",
-                   c->op, kind, h, owner, c->uctx);
+    RNIC_GUEST_ERR(rnic_err_cmd_access(c->op, kind, h, owner, c->uctx), c->s,
+                   "%s: %s 0x%x belongs to context %u, not %u", c->op, kind, h,
+                   owner, c->uctx);
     return RNIC_CMD_ERR_ACCESS;
 }
 
 uint8_t rnic_cmd_err_state(RnicCmdCtx *c, const char *why, uint32_t h)
 {
-    trace_rnic_err_cmd_state(c->op, why, h);
-    RNIC_GUEST_ERR(c->s, "%s: %s (0x%x)", c->op, why, h);
+    RNIC_GUEST_ERR(rnic_err_cmd_state(c->op, why, h), c->s,
+                   "%s: %s (0x%x)", c->op, why, h);
     return RNIC_CMD_ERR_STATE;
 }
 
@@ -81,8 +81,8 @@ uint8_t rnic_cmd_err_busy(RnicCmdCtx *c, const char *kind, uint32_t h,
 
 uint8_t rnic_cmd_err_dma(RnicCmdCtx *c, uint64_t addr)
 {
-    trace_rnic_err_cmd_dma(c->op, addr);
-    RNIC_GUEST_ERR(c->s, "%s: DMA to 0x%" PRIx64 " failed", c->op, addr);
+    RNIC_GUEST_ERR(rnic_err_cmd_dma(c->op, addr), c->s,
+                   "%s: DMA to 0x%" PRIx64 " failed", c->op, addr);
     return RNIC_CMD_ERR_DMA;
 }
 
@@ -926,7 +926,8 @@ static uint8_t rnic_reg_mr_into(RnicCmdCtx *c, const struct rnic_cmd_reg_mr *r,
             return rnic_cmd_err_resource(c, "MR");
         }
         if (!rnic_pbl_alloc_empty(s, max_pages, 12, &pbl)) {
-            RNIC_GUEST_ERR(s, "FAST_REG MR of %u pages exceeds max-host-mem",
+            RNIC_GUEST_ERR(rnic_err_cmd_fr_host_mem(max_pages), s,
+                           "FAST_REG MR of %u pages exceeds max-host-mem",
                            max_pages);
             return rnic_cmd_err_resource(c, "FAST_REG page list");
         }
@@ -1207,21 +1208,21 @@ uint8_t rnic_cmd_exec(RnicState *s, const struct rnic_cmd *cmd,
     const RnicCmdDesc *d = &rnic_cmds[cmd->hdr.opcode];
 
     if (!(s->status & RNIC_STATUS_READY)) {
-        trace_rnic_err_cmd_not_ready(c.op);
-        RNIC_GUEST_ERR(s, "%s: device not ready", c.op);
+        RNIC_GUEST_ERR(rnic_err_cmd_not_ready(c.op), s,
+                       "%s: device not ready", c.op);
         return RNIC_CMD_ERR_STATE;
     }
     if (!d->fn) {
-        trace_rnic_err_cmd_opcode(cmd->hdr.opcode);
-        RNIC_GUEST_ERR(s, "unknown command opcode 0x%x", cmd->hdr.opcode);
+        RNIC_GUEST_ERR(rnic_err_cmd_opcode(cmd->hdr.opcode), s,
+                       "unknown command opcode 0x%x", cmd->hdr.opcode);
         return RNIC_CMD_ERR_OPCODE;
     }
     if (cmd->hdr.flags || cmd->hdr.rsvd_8) {
         return rnic_cmd_err_rsvd(&c, "hdr");
     }
     if (c.uctx && (c.uctx > s->prop.max_uctx || !s->uctx[c.uctx].valid)) {
-        trace_rnic_err_cmd_uctx(c.op, c.uctx);
-        RNIC_GUEST_ERR(s, "%s: no user context %u", c.op, c.uctx);
+        RNIC_GUEST_ERR(rnic_err_cmd_uctx(c.op, c.uctx), s,
+                       "%s: no user context %u", c.op, c.uctx);
         return RNIC_CMD_ERR_HANDLE;
     }
     return d->fn(&c);

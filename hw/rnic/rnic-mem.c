@@ -110,22 +110,22 @@ static uint8_t rnic_pbl_read_array(RnicState *s, uint64_t addr, uint32_t n,
 
     if (rnic_dma_read(s, addr, out, (dma_addr_t)n * 8)
         != MEMTX_OK) {
-        trace_rnic_err_pbl("DMA error reading the list", addr);
-        RNIC_GUEST_ERR(s, "page list at 0x%" PRIx64 " not readable", addr);
+        RNIC_GUEST_ERR(rnic_err_pbl("DMA error reading the list", addr), s,
+                       "page list at 0x%" PRIx64 " not readable", addr);
         return RNIC_CMD_ERR_DMA;
     }
     for (i = 0; i < n; i++) {
         out[i] = le64_to_cpu(out[i]);
         if (out[i] & align_mask) {
-            trace_rnic_err_pbl("unaligned page address", out[i]);
-            RNIC_GUEST_ERR(s, "page address 0x%" PRIx64 " not aligned",
-                           out[i]);
+            RNIC_GUEST_ERR(rnic_err_pbl("unaligned page address", out[i]), s,
+                           "page address 0x%" PRIx64 " not aligned", out[i]);
             return RNIC_CMD_ERR_PARAM;
         }
         /* The last byte of the page must not wrap the address space. */
         if (out[i] > UINT64_MAX - align_mask) {
-            trace_rnic_err_pbl("page wraps the address space", out[i]);
-            RNIC_GUEST_ERR(s, "page 0x%" PRIx64 " wraps", out[i]);
+            RNIC_GUEST_ERR(rnic_err_pbl("page wraps the address space", out[i]),
+                           s,
+                           "page 0x%" PRIx64 " wraps", out[i]);
             return RNIC_CMD_ERR_PARAM;
         }
     }
@@ -147,33 +147,32 @@ uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
     trace_rnic_pbl_load(addr, npages, shift, desc->levels);
 
     if (desc->rsvd_14) {
-        trace_rnic_err_pbl("reserved field set", desc->rsvd_14);
-        RNIC_GUEST_ERR(s, "page list reserved field set");
+        RNIC_GUEST_ERR(rnic_err_pbl("reserved field set", desc->rsvd_14), s,
+                       "page list reserved field set");
         return RNIC_CMD_ERR_PARAM;
     }
     if (shift < RNIC_PBL_MIN_SHIFT || shift > RNIC_PBL_MAX_SHIFT) {
-        trace_rnic_err_pbl("page_shift out of range", shift);
-        RNIC_GUEST_ERR(s, "page_shift %u out of range", shift);
+        RNIC_GUEST_ERR(rnic_err_pbl("page_shift out of range", shift), s,
+                       "page_shift %u out of range", shift);
         return RNIC_CMD_ERR_PARAM;
     }
     if (npages == 0 || npages > max_pages) {
-        trace_rnic_err_pbl("npages out of range", npages);
-        RNIC_GUEST_ERR(s, "page list of %u pages (cap %u)", npages,
-                       max_pages);
+        RNIC_GUEST_ERR(rnic_err_pbl("npages out of range", npages), s,
+                       "page list of %u pages (cap %u)", npages, max_pages);
         return RNIC_CMD_ERR_PARAM;
     }
     if (desc->levels > RNIC_PBL_MAX_LEVELS) {
-        trace_rnic_err_pbl("levels out of range", desc->levels);
-        RNIC_GUEST_ERR(s, "page list with %u levels", desc->levels);
+        RNIC_GUEST_ERR(rnic_err_pbl("levels out of range", desc->levels), s,
+                       "page list with %u levels", desc->levels);
         return RNIC_CMD_ERR_PARAM;
     }
     pgmask = (1ULL << shift) - 1;
 
     pages = rnic_pbl_alloc(s, npages);
     if (!pages) {
-        trace_rnic_err_pbl("host memory for the list refused", npages);
-        RNIC_GUEST_ERR(s, "page list of %u pages exceeds max-host-mem",
-                       npages);
+        RNIC_GUEST_ERR(rnic_err_pbl("host memory for the list refused", npages),
+                       s,
+                       "page list of %u pages exceeds max-host-mem", npages);
         return RNIC_CMD_ERR_RESOURCE;
     }
     /* Reading and checking the list is work the bottom half accounts. */
@@ -184,9 +183,8 @@ uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
         /* Contiguous: every page must be addressable without wrapping. */
         if ((addr & pgmask) ||
             addr > UINT64_MAX - (((uint64_t)npages << shift) - 1)) {
-            trace_rnic_err_pbl("bad contiguous base", addr);
-            RNIC_GUEST_ERR(s, "contiguous pages at 0x%" PRIx64 " invalid",
-                           addr);
+            RNIC_GUEST_ERR(rnic_err_pbl("bad contiguous base", addr), s,
+                           "contiguous pages at 0x%" PRIx64 " invalid", addr);
             st = RNIC_CMD_ERR_PARAM;
             break;
         }
@@ -196,8 +194,8 @@ uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
         break;
     case 1:
         if (addr & 7) {
-            trace_rnic_err_pbl("unaligned list address", addr);
-            RNIC_GUEST_ERR(s, "page list at 0x%" PRIx64 " not aligned", addr);
+            RNIC_GUEST_ERR(rnic_err_pbl("unaligned list address", addr), s,
+                           "page list at 0x%" PRIx64 " not aligned", addr);
             st = RNIC_CMD_ERR_PARAM;
             break;
         }
@@ -208,9 +206,8 @@ uint8_t rnic_pbl_load(RnicState *s, const struct rnic_pbl *desc,
         uint64_t *dir;
 
         if (addr & 7) {
-            trace_rnic_err_pbl("unaligned directory address", addr);
-            RNIC_GUEST_ERR(s, "page directory at 0x%" PRIx64 " not aligned",
-                           addr);
+            RNIC_GUEST_ERR(rnic_err_pbl("unaligned directory address", addr), s,
+                           "page directory at 0x%" PRIx64 " not aligned", addr);
             st = RNIC_CMD_ERR_PARAM;
             break;
         }
@@ -399,8 +396,8 @@ bool rnic_mr_fast_reg(RnicState *s, uint32_t pdn, const RnicFastReg *fr)
         why = "page list unreadable or unaligned";
     }
     if (why) {
-        trace_rnic_mr_fr_fail(fr->key, why);
-        RNIC_GUEST_ERR(s, "REG_MR WQE for key 0x%x: %s", fr->key, why);
+        RNIC_GUEST_ERR(rnic_mr_fr_fail(fr->key, why), s,
+                       "REG_MR WQE for key 0x%x: %s", fr->key, why);
         return false;
     }
     mr->key = fr->key & 0xff;

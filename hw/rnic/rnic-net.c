@@ -172,22 +172,21 @@ static void rnic_net_rx_eth(RnicState *s, const uint8_t *buf, size_t len)
     daddr = rnic_net_desc_addr(s->rxq_base, s->rxq_log_size, s->rxq_ci);
     s->rxq_ci++;
     if (rnic_dma_read(s, daddr, &d, sizeof(d)) != MEMTX_OK) {
-        trace_rnic_err_dma(daddr, sizeof(d));
-        RNIC_GUEST_ERR(s, "RX descriptor at 0x%" PRIx64 " not readable",
-                       daddr);
+        RNIC_GUEST_ERR(rnic_err_dma(daddr, sizeof(d)), s,
+                       "RX descriptor at 0x%" PRIx64 " not readable", daddr);
         s->cnt[RNIC_CNT_ETH_RX_DROPPED]++;
         return;
     }
     if (len > le16_to_cpu(d.buf_len)) {
-        trace_rnic_err_net_rx_buf(len, le16_to_cpu(d.buf_len));
-        RNIC_GUEST_ERR(s, "RX buffer of %u bytes for a %zu-byte frame",
+        RNIC_GUEST_ERR(rnic_err_net_rx_buf(len, le16_to_cpu(d.buf_len)), s,
+                       "RX buffer of %u bytes for a %zu-byte frame",
                        le16_to_cpu(d.buf_len), len);
         status |= RNIC_NET_DESC_ERR;
         len = 0;
     } else if (rnic_dma_write(s, le64_to_cpu(d.addr), buf, len)
                != MEMTX_OK) {
-        trace_rnic_err_dma(le64_to_cpu(d.addr), len);
-        RNIC_GUEST_ERR(s, "RX buffer at 0x%" PRIx64 " not writable",
+        RNIC_GUEST_ERR(rnic_err_dma(le64_to_cpu(d.addr), len), s,
+                       "RX buffer at 0x%" PRIx64 " not writable",
                        (uint64_t)le64_to_cpu(d.addr));
         status |= RNIC_NET_DESC_ERR;
         len = 0;
@@ -584,23 +583,23 @@ void rnic_net_tx_run(RnicState *s)
         s->txq_ci++;
         sent = true;
         if (rnic_dma_read(s, daddr, &d, sizeof(d)) != MEMTX_OK) {
-            trace_rnic_err_dma(daddr, sizeof(d));
-            RNIC_GUEST_ERR(s, "TX descriptor at 0x%" PRIx64 " not readable",
+            RNIC_GUEST_ERR(rnic_err_dma(daddr, sizeof(d)), s,
+                           "TX descriptor at 0x%" PRIx64 " not readable",
                            daddr);
             continue;
         }
         len = le16_to_cpu(d.len);
         if (len < RNIC_ETH_HLEN || len > RNIC_NET_MAX_FRAME) {
-            trace_rnic_err_net_tx_len(len);
-            RNIC_GUEST_ERR(s, "TX frame of %u bytes", len);
+            RNIC_GUEST_ERR(rnic_err_net_tx_len(len), s,
+                           "TX frame of %u bytes", len);
             status |= RNIC_NET_DESC_ERR;
         } else {
             g_autofree uint8_t *buf = g_malloc(len);
 
             if (rnic_dma_read(s, le64_to_cpu(d.addr), buf, len)
                 != MEMTX_OK) {
-                trace_rnic_err_dma(le64_to_cpu(d.addr), len);
-                RNIC_GUEST_ERR(s, "TX buffer at 0x%" PRIx64 " not readable",
+                RNIC_GUEST_ERR(rnic_err_dma(le64_to_cpu(d.addr), len), s,
+                               "TX buffer at 0x%" PRIx64 " not readable",
                                (uint64_t)le64_to_cpu(d.addr));
                 status |= RNIC_NET_DESC_ERR;
             } else {

@@ -689,25 +689,26 @@ uint8_t rnic_cmd_modify_qp(RnicCmdCtx *c)
     if (!t->valid ||
         (cur == RNIC_QPS_SQE && next == RNIC_QPS_RTS &&
          qp->type == RNIC_QPT_RC)) {
-        trace_rnic_err_cmd_qp_trans(qpn, rnic_qps_str(cur),
-                                    rnic_qps_str(next));
-        RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s not allowed", qpn,
-                       rnic_qps_str(cur), rnic_qps_str(next));
+        RNIC_GUEST_ERR(rnic_err_cmd_qp_trans(qpn, rnic_qps_str(cur),
+                                             rnic_qps_str(next)), s,
+                       "QP 0x%x: %s -> %s not allowed", qpn, rnic_qps_str(cur),
+                       rnic_qps_str(next));
         return RNIC_CMD_ERR_STATE;
     }
     req = t->req[qp->type];
     opt = t->opt[qp->type];
     if ((mask & req) != req) {
-        trace_rnic_err_cmd_qp_attr(qpn, rnic_qps_str(cur), rnic_qps_str(next), mask,
-                                   req, opt);
-        RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s misses attributes 0x%x", qpn,
-                       rnic_qps_str(cur), rnic_qps_str(next), req & ~mask);
+        RNIC_GUEST_ERR(rnic_err_cmd_qp_attr(qpn, rnic_qps_str(cur),
+                                            rnic_qps_str(next), mask, req, opt),
+                       s, "QP 0x%x: %s -> %s misses attributes 0x%x",
+                       qpn, rnic_qps_str(cur), rnic_qps_str(next),
+                       req & ~mask);
         return RNIC_CMD_ERR_PARAM;
     }
     if (mask & ~(req | opt | A(STATE))) {
-        trace_rnic_err_cmd_qp_attr(qpn, rnic_qps_str(cur), rnic_qps_str(next), mask,
-                                   req, opt);
-        RNIC_GUEST_ERR(s, "QP 0x%x: %s -> %s does not allow attributes 0x%x",
+        RNIC_GUEST_ERR(rnic_err_cmd_qp_attr(qpn, rnic_qps_str(cur),
+                                            rnic_qps_str(next), mask, req, opt),
+                       s, "QP 0x%x: %s -> %s does not allow attributes 0x%x",
                        qpn, rnic_qps_str(cur), rnic_qps_str(next),
                        mask & ~(req | opt | A(STATE)));
         return RNIC_CMD_ERR_PARAM;

@@ -190,8 +190,8 @@ static void rnic_cq_event(RnicState *s, RnicCQ *cq, uint32_t cqn)
 static void rnic_cq_overrun(RnicState *s, RnicCQ *cq, uint32_t cqn)
 {
     cq->overrun = true;
-    trace_rnic_cq_overrun(cqn, cq->pi, cq->ci);
-    RNIC_GUEST_ERR(s, "CQ 0x%x overrun", cqn);
+    RNIC_GUEST_ERR(rnic_cq_overrun(cqn, cq->pi, cq->ci), s,
+                   "CQ 0x%x overrun", cqn);
     rnic_eq_post(s, 0, RNIC_EQE_CQ_ERR, cqn, 0);
     /* The QPs go to ERR from the bottom half, not in the middle of a post. */
     /* From the start: QPs the current pass went by may use this CQ. */
@@ -375,15 +375,14 @@ bool rnic_wq_doorbell(RnicState *s, const char *what, uint32_t qn,
     uint16_t cur = (uint16_t)(wq->pi - wq->ci);
 
     if (delta > size) {
-        trace_rnic_err_db_index(what, qn, idx, wq->ci, size);
-        RNIC_GUEST_ERR(s, "%s 0x%x doorbell %u: more than %u WQEs past %u",
-                       what, qn, idx, size, wq->ci);
+        RNIC_GUEST_ERR(rnic_err_db_index(what, qn, idx, wq->ci, size), s,
+                       "%s 0x%x doorbell %u: more than %u WQEs past %u", what,
+                       qn, idx, size, wq->ci);
         return false;
     }
     if (delta < cur) {
-        trace_rnic_err_db_backwards(what, qn, idx, wq->pi);
-        RNIC_GUEST_ERR(s, "%s 0x%x doorbell %u behind %u", what, qn, idx,
-                       wq->pi);
+        RNIC_GUEST_ERR(rnic_err_db_backwards(what, qn, idx, wq->pi), s,
+                       "%s 0x%x doorbell %u behind %u", what, qn, idx, wq->pi);
         return false;
     }
     wq->pi = wq->ci + delta;
@@ -396,14 +395,14 @@ static RnicQP *rnic_db_qp(RnicState *s, uint16_t uctx, uint32_t qn)
     RnicQP *qp = rnic_qp_get(s, qn);
 
     if (!qp) {
-        trace_rnic_err_db_handle("QP", qn, uctx);
-        RNIC_GUEST_ERR(s, "doorbell for QP 0x%x that does not exist", qn);
+        RNIC_GUEST_ERR(rnic_err_db_handle("QP", qn, uctx), s,
+                       "doorbell for QP 0x%x that does not exist", qn);
         return NULL;
     }
     if (qp->uctx != uctx) {
-        trace_rnic_err_db_owner("QP", qn, qp->uctx, uctx);
-        RNIC_GUEST_ERR(s, "doorbell page %u rang QP 0x%x of context %u",
-                       uctx, qn, qp->uctx);
+        RNIC_GUEST_ERR(rnic_err_db_owner("QP", qn, qp->uctx, uctx), s,
+                       "doorbell page %u rang QP 0x%x of context %u", uctx, qn,
+                       qp->uctx);
         return NULL;
     }
     return qp;
@@ -418,13 +417,13 @@ static void rnic_db_sq_rq(RnicState *s, uint16_t uctx, uint32_t qn,
         return;
     }
     if (!sq && qp->srqn) {
-        trace_rnic_err_db_handle("RQ of an SRQ QP", qn, uctx);
-        RNIC_GUEST_ERR(s, "RQ doorbell for QP 0x%x which uses an SRQ", qn);
+        RNIC_GUEST_ERR(rnic_err_db_handle("RQ of an SRQ QP", qn, uctx), s,
+                       "RQ doorbell for QP 0x%x which uses an SRQ", qn);
         return;
     }
     if (qp->state == RNIC_QPS_RESET) {
-        trace_rnic_err_db_state(qn, qp->state);
-        RNIC_GUEST_ERR(s, "doorbell for QP 0x%x in RESET", qn);
+        RNIC_GUEST_ERR(rnic_err_db_state(qn, qp->state), s,
+                       "doorbell for QP 0x%x in RESET", qn);
         return;
     }
     if (rnic_wq_doorbell(s, sq ? "SQ" : "RQ", qn, sq ? &qp->sq : &qp->rq,
@@ -439,14 +438,14 @@ static void rnic_db_srq(RnicState *s, uint16_t uctx, uint32_t qn, uint32_t idx)
     RnicSRQ *srq = rnic_srq_get(s, qn);
 
     if (!srq) {
-        trace_rnic_err_db_handle("SRQ", qn, uctx);
-        RNIC_GUEST_ERR(s, "doorbell for SRQ 0x%x that does not exist", qn);
+        RNIC_GUEST_ERR(rnic_err_db_handle("SRQ", qn, uctx), s,
+                       "doorbell for SRQ 0x%x that does not exist", qn);
         return;
     }
     if (srq->uctx != uctx) {
-        trace_rnic_err_db_owner("SRQ", qn, srq->uctx, uctx);
-        RNIC_GUEST_ERR(s, "doorbell page %u rang SRQ 0x%x of context %u",
-                       uctx, qn, srq->uctx);
+        RNIC_GUEST_ERR(rnic_err_db_owner("SRQ", qn, srq->uctx, uctx), s,
+                       "doorbell page %u rang SRQ 0x%x of context %u", uctx, qn,
+                       srq->uctx);
         return;
     }
     /*
@@ -462,20 +461,20 @@ static void rnic_db_cq(RnicState *s, uint16_t uctx, uint32_t qn, uint64_t val)
     uint32_t ci = val >> 32;
 
     if (!cq) {
-        trace_rnic_err_db_handle("CQ", qn, uctx);
-        RNIC_GUEST_ERR(s, "doorbell for CQ 0x%x that does not exist", qn);
+        RNIC_GUEST_ERR(rnic_err_db_handle("CQ", qn, uctx), s,
+                       "doorbell for CQ 0x%x that does not exist", qn);
         return;
     }
     if (cq->uctx != uctx) {
-        trace_rnic_err_db_owner("CQ", qn, cq->uctx, uctx);
-        RNIC_GUEST_ERR(s, "doorbell page %u rang CQ 0x%x of context %u",
-                       uctx, qn, cq->uctx);
+        RNIC_GUEST_ERR(rnic_err_db_owner("CQ", qn, cq->uctx, uctx), s,
+                       "doorbell page %u rang CQ 0x%x of context %u", uctx, qn,
+                       cq->uctx);
         return;
     }
     if (cq->pi - ci > (1u << cq->ring.log_size)) {
-        trace_rnic_err_db_index("CQ", qn, ci, cq->pi,
-                                1u << cq->ring.log_size);
-        RNIC_GUEST_ERR(s, "CQ 0x%x doorbell ci %u not within pi %u", qn, ci,
+        RNIC_GUEST_ERR(rnic_err_db_index("CQ", qn, ci, cq->pi,
+                                         1u << cq->ring.log_size), s,
+                       "CQ 0x%x doorbell ci %u not within pi %u", qn, ci,
                        cq->pi);
         return;
     }
@@ -505,20 +504,20 @@ static void rnic_db_eq(RnicState *s, uint16_t uctx, uint32_t qn, uint64_t val)
     RnicEQ *eq;
 
     if (uctx != 0) {
-        trace_rnic_err_db_owner("EQ", qn, 0, uctx);
-        RNIC_GUEST_ERR(s, "EQ doorbell on user page %u", uctx);
+        RNIC_GUEST_ERR(rnic_err_db_owner("EQ", qn, 0, uctx), s,
+                       "EQ doorbell on user page %u", uctx);
         return;
     }
     if (qn >= s->prop.max_eq || !s->eq[qn].valid) {
-        trace_rnic_err_db_handle("EQ", qn, uctx);
-        RNIC_GUEST_ERR(s, "doorbell for EQ 0x%x that does not exist", qn);
+        RNIC_GUEST_ERR(rnic_err_db_handle("EQ", qn, uctx), s,
+                       "doorbell for EQ 0x%x that does not exist", qn);
         return;
     }
     eq = &s->eq[qn];
     if (eq->pi - ci > (1u << eq->ring.log_size)) {
-        trace_rnic_err_db_index("EQ", qn, ci, eq->pi,
-                                1u << eq->ring.log_size);
-        RNIC_GUEST_ERR(s, "EQ 0x%x doorbell ci %u not within pi %u", qn, ci,
+        RNIC_GUEST_ERR(rnic_err_db_index("EQ", qn, ci, eq->pi,
+                                         1u << eq->ring.log_size), s,
+                       "EQ 0x%x doorbell ci %u not within pi %u", qn, ci,
                        eq->pi);
         return;
     }
@@ -612,20 +611,19 @@ static void rnic_db_write(void *opaque, hwaddr addr, uint64_t val,
         return;
     }
     if (size != 8 || (addr & 7)) {
-        trace_rnic_ub_db_width(addr, size);
-        RNIC_GUEST_ERR(s, "%u-byte doorbell write at 0x%" HWADDR_PRIx, size,
-                       addr);
+        RNIC_GUEST_ERR(rnic_ub_db_width(addr, size), s,
+                       "%u-byte doorbell write at 0x%" HWADDR_PRIx, size, addr);
         return;
     }
     if (!(s->status & RNIC_STATUS_READY)) {
-        trace_rnic_err_db_not_ready(addr, val);
-        RNIC_GUEST_ERR(s, "doorbell while the device is not ready");
+        RNIC_GUEST_ERR(rnic_err_db_not_ready(addr, val), s,
+                       "doorbell while the device is not ready");
         return;
     }
     if (page > s->prop.max_uctx ||
         (page != RNIC_DB_PAGE_KERNEL && !s->uctx[page].valid)) {
-        trace_rnic_err_db_page(page);
-        RNIC_GUEST_ERR(s, "doorbell on page %u with no context", page);
+        RNIC_GUEST_ERR(rnic_err_db_page(page), s,
+                       "doorbell on page %u with no context", page);
         return;
     }
     uctx = page;
@@ -648,12 +646,12 @@ static void rnic_db_write(void *opaque, hwaddr addr, uint64_t val,
         rnic_db_eq(s, uctx, qn, val);
         break;
     case RNIC_DB_CLOCK:
-        trace_rnic_ub_db_ro(page, off);
-        RNIC_GUEST_ERR(s, "write to the read-only clock");
+        RNIC_GUEST_ERR(rnic_ub_db_ro(page, off), s,
+                       "write to the read-only clock");
         break;
     default:
-        trace_rnic_ub_db_offset(page, off);
-        RNIC_GUEST_ERR(s, "doorbell at unknown offset 0x%x", off);
+        RNIC_GUEST_ERR(rnic_ub_db_offset(page, off), s,
+                       "doorbell at unknown offset 0x%x", off);
         break;
     }
 }

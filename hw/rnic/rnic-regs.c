@@ -41,15 +41,15 @@ static bool rnic_cmdq_valid(RnicState *s)
 
     /* Checked before it is used as a shift count (found by generic-fuzz). */
     if (s->cmdq_log_size < 1 || s->cmdq_log_size > RNIC_CMDQ_MAX_LOG_SIZE) {
-        trace_rnic_err_cmdq_config("log_size", s->cmdq_log_size);
-        RNIC_GUEST_ERR(s, "CMDQ_LOG_SIZE %u out of range", s->cmdq_log_size);
+        RNIC_GUEST_ERR(rnic_err_cmdq_config("log_size", s->cmdq_log_size), s,
+                       "CMDQ_LOG_SIZE %u out of range", s->cmdq_log_size);
         return false;
     }
     bytes = (uint64_t)RNIC_CMD_ENTRY_SIZE << s->cmdq_log_size;
     if ((s->cmdq_base & 0xfff) ||
         s->cmdq_base > UINT64_MAX - bytes) {
-        trace_rnic_err_cmdq_config("base", s->cmdq_base);
-        RNIC_GUEST_ERR(s, "CMDQ_BASE 0x%" PRIx64 " invalid", s->cmdq_base);
+        RNIC_GUEST_ERR(rnic_err_cmdq_config("base", s->cmdq_base), s,
+                       "CMDQ_BASE 0x%" PRIx64 " invalid", s->cmdq_base);
         return false;
     }
     return true;
@@ -83,8 +83,8 @@ void rnic_cmdq_run(RnicState *s, int budget)
         s->cmd_cost = 0;
 
         if (rnic_dma_read(s, addr, &cmd, sizeof(cmd)) != MEMTX_OK) {
-            trace_rnic_err_cmd_dma("fetch", addr);
-            RNIC_GUEST_ERR(s, "command at 0x%" PRIx64 " not readable", addr);
+            RNIC_GUEST_ERR(rnic_err_cmd_dma("fetch", addr), s,
+                           "command at 0x%" PRIx64 " not readable", addr);
             memset(&cmd, 0, sizeof(cmd));
             st = RNIC_CMD_ERR_DMA;
         } else {
@@ -183,8 +183,8 @@ static uint32_t rd_fatal_code(RnicState *s)
 static bool cmdq_cfg_writable(RnicState *s, const char *reg)
 {
     if (s->ctrl & RNIC_CTRL_ENABLE) {
-        trace_rnic_err_mmio_locked(reg);
-        RNIC_GUEST_ERR(s, "%s written while enabled", reg);
+        RNIC_GUEST_ERR(rnic_err_mmio_locked(reg), s,
+                       "%s written while enabled", reg);
         return false;
     }
     return true;
@@ -234,18 +234,19 @@ static uint32_t rd_cmdq_pi(RnicState *s)
 static void wr_cmdq_pi(RnicState *s, uint32_t val)
 {
     if (!(s->status & RNIC_STATUS_READY)) {
-        trace_rnic_err_cmdq_not_ready(val);
-        RNIC_GUEST_ERR(s, "command doorbell 0x%x while not ready", val);
+        RNIC_GUEST_ERR(rnic_err_cmdq_not_ready(val), s,
+                       "command doorbell 0x%x while not ready", val);
         return;
     }
     if (s->status & RNIC_STATUS_FATAL) {
-        trace_rnic_err_cmdq_fatal(val);
-        RNIC_GUEST_ERR(s, "command doorbell 0x%x after a fatal error", val);
+        RNIC_GUEST_ERR(rnic_err_cmdq_fatal(val), s,
+                       "command doorbell 0x%x after a fatal error", val);
         return;
     }
     if (val - s->cmdq_ci > rnic_cmdq_size(s)) {
-        trace_rnic_err_cmdq_overrun(val, s->cmdq_ci, rnic_cmdq_size(s));
-        RNIC_GUEST_ERR(s, "CMDQ_PI 0x%x too far ahead of CI 0x%x", val,
+        RNIC_GUEST_ERR(rnic_err_cmdq_overrun(val, s->cmdq_ci,
+                                             rnic_cmdq_size(s)), s,
+                       "CMDQ_PI 0x%x too far ahead of CI 0x%x", val,
                        s->cmdq_ci);
         s->status |= RNIC_STATUS_FATAL;
         s->fatal_code = RNIC_FATAL_CMDQ_OVERRUN;
@@ -267,8 +268,8 @@ static uint32_t rd_cmdq_ci(RnicState *s)
 static bool net_cfg_writable(RnicState *s, uint32_t en, const char *reg)
 {
     if (s->net_ctrl & en) {
-        trace_rnic_err_mmio_locked(reg);
-        RNIC_GUEST_ERR(s, "%s written while the ring is enabled", reg);
+        RNIC_GUEST_ERR(rnic_err_mmio_locked(reg), s,
+                       "%s written while the ring is enabled", reg);
         return false;
     }
     return true;
@@ -327,9 +328,8 @@ static bool net_ring_ok(RnicState *s, const char *q, uint64_t base,
     if (log_size < 1 || log_size > RNIC_NET_MAX_LOG_SIZE ||
         (base & (sizeof(struct rnic_net_desc) - 1)) ||
         base > UINT64_MAX - (sizeof(struct rnic_net_desc) << log_size)) {
-        trace_rnic_err_net_ring(q, base, log_size);
-        RNIC_GUEST_ERR(s, "%s ring 0x%" PRIx64 "/%u invalid", q, base,
-                       log_size);
+        RNIC_GUEST_ERR(rnic_err_net_ring(q, base, log_size), s,
+                       "%s ring 0x%" PRIx64 "/%u invalid", q, base, log_size);
         return false;
     }
     return true;
@@ -341,9 +341,8 @@ static void wr_txq_pi(RnicState *s, uint32_t val)
         return;
     }
     if (val - s->txq_ci > (1u << s->txq_log_size)) {
-        trace_rnic_err_net_pi("TXQ", val, s->txq_ci);
-        RNIC_GUEST_ERR(s, "TXQ_PI 0x%x too far ahead of CI 0x%x", val,
-                       s->txq_ci);
+        RNIC_GUEST_ERR(rnic_err_net_pi("TXQ", val, s->txq_ci), s,
+                       "TXQ_PI 0x%x too far ahead of CI 0x%x", val, s->txq_ci);
         return;
     }
     s->txq_pi = val;
@@ -356,9 +355,8 @@ static void wr_rxq_pi(RnicState *s, uint32_t val)
         return;
     }
     if (val - s->rxq_ci > (1u << s->rxq_log_size)) {
-        trace_rnic_err_net_pi("RXQ", val, s->rxq_ci);
-        RNIC_GUEST_ERR(s, "RXQ_PI 0x%x too far ahead of CI 0x%x", val,
-                       s->rxq_ci);
+        RNIC_GUEST_ERR(rnic_err_net_pi("RXQ", val, s->rxq_ci), s,
+                       "RXQ_PI 0x%x too far ahead of CI 0x%x", val, s->rxq_ci);
         return;
     }
     s->rxq_pi = val;
@@ -401,8 +399,8 @@ static uint32_t rd_net_vector(RnicState *s)
 static void wr_net_vector(RnicState *s, uint32_t val)
 {
     if (val >= s->prop.msix_vectors) {
-        trace_rnic_err_net_vector(val, s->prop.msix_vectors);
-        RNIC_GUEST_ERR(s, "NET_VECTOR %u beyond %u vectors", val,
+        RNIC_GUEST_ERR(rnic_err_net_vector(val, s->prop.msix_vectors), s,
+                       "NET_VECTOR %u beyond %u vectors", val,
                        s->prop.msix_vectors);
         return;
     }
@@ -497,8 +495,8 @@ static bool rnic_mmio_shape_ok(RnicState *s, hwaddr addr, unsigned size,
                                bool write)
 {
     if (addr & (size - 1)) {
-        trace_rnic_ub_mmio_misaligned(write, addr, size);
-        RNIC_GUEST_ERR(s, "misaligned %u-byte %s at 0x%" HWADDR_PRIx, size,
+        RNIC_GUEST_ERR(rnic_ub_mmio_misaligned(write, addr, size), s,
+                       "misaligned %u-byte %s at 0x%" HWADDR_PRIx, size,
                        write ? "write" : "read", addr);
         return false;
     }
@@ -518,9 +516,9 @@ static uint64_t rnic_regs_read(void *opaque, hwaddr addr, unsigned size)
     }
     if (addr >= RNIC_REG_CNT_BASE && addr < RNIC_CNT_END) {
         if (size != 4 && size != 8) {
-            trace_rnic_ub_mmio_width(false, addr, size);
-            RNIC_GUEST_ERR(s, "%u-byte counter read at 0x%" HWADDR_PRIx,
-                           size, addr);
+            RNIC_GUEST_ERR(rnic_ub_mmio_width(false, addr, size), s,
+                           "%u-byte counter read at 0x%" HWADDR_PRIx, size,
+                           addr);
             return 0;
         }
         val = rnic_cnt_read(s, addr, size);
@@ -529,13 +527,13 @@ static uint64_t rnic_regs_read(void *opaque, hwaddr addr, unsigned size)
     }
     reg = rnic_reg_lookup(addr);
     if (!reg) {
-        trace_rnic_ub_mmio_unknown(false, addr, size);
-        RNIC_GUEST_ERR(s, "read of unknown register 0x%" HWADDR_PRIx, addr);
+        RNIC_GUEST_ERR(rnic_ub_mmio_unknown(false, addr, size), s,
+                       "read of unknown register 0x%" HWADDR_PRIx, addr);
         return 0;
     }
     if (size != 4 && !(size == 8 && (reg->flags & RNIC_REGF_W64))) {
-        trace_rnic_ub_mmio_width(false, addr, size);
-        RNIC_GUEST_ERR(s, "%u-byte read of %s", size, reg->name);
+        RNIC_GUEST_ERR(rnic_ub_mmio_width(false, addr, size), s,
+                       "%u-byte read of %s", size, reg->name);
         return 0;
     }
     val = reg->read(s);
@@ -557,24 +555,24 @@ static void rnic_regs_write(void *opaque, hwaddr addr, uint64_t val,
         return;
     }
     if (addr >= RNIC_REG_CNT_BASE && addr < RNIC_CNT_END) {
-        trace_rnic_err_mmio_ro("COUNTER", addr, val);
-        RNIC_GUEST_ERR(s, "write to counter 0x%" HWADDR_PRIx, addr);
+        RNIC_GUEST_ERR(rnic_err_mmio_ro("COUNTER", addr, val), s,
+                       "write to counter 0x%" HWADDR_PRIx, addr);
         return;
     }
     reg = rnic_reg_lookup(addr);
     if (!reg) {
-        trace_rnic_ub_mmio_unknown(true, addr, size);
-        RNIC_GUEST_ERR(s, "write of unknown register 0x%" HWADDR_PRIx, addr);
+        RNIC_GUEST_ERR(rnic_ub_mmio_unknown(true, addr, size), s,
+                       "write of unknown register 0x%" HWADDR_PRIx, addr);
         return;
     }
     if (size != 4 && !(size == 8 && (reg->flags & RNIC_REGF_W64))) {
-        trace_rnic_ub_mmio_width(true, addr, size);
-        RNIC_GUEST_ERR(s, "%u-byte write of %s", size, reg->name);
+        RNIC_GUEST_ERR(rnic_ub_mmio_width(true, addr, size), s,
+                       "%u-byte write of %s", size, reg->name);
         return;
     }
     if (reg->flags & RNIC_REGF_RO) {
-        trace_rnic_err_mmio_ro(reg->name, addr, val);
-        RNIC_GUEST_ERR(s, "write to read-only %s", reg->name);
+        RNIC_GUEST_ERR(rnic_err_mmio_ro(reg->name, addr, val), s,
+                       "write to read-only %s", reg->name);
         return;
     }
     trace_rnic_mmio_write(reg->name, addr, size, val);

@@ -361,7 +361,8 @@ static bool rnic_req_local_op(RnicState *s, RnicQP *qp, RnicSwqe *w,
               rnic_mw_bind(s, qp->pdn, qp->qpn, &b) :
               "BIND_MW on a QP type without windows";
         if (why) {
-            RNIC_GUEST_ERR(s, "BIND_MW of rkey 0x%x on QP 0x%x: %s", b.rkey,
+            RNIC_GUEST_ERR(rnic_err_tp_mw_bind(qp->qpn, b.rkey, why), s,
+                           "BIND_MW of rkey 0x%x on QP 0x%x: %s", b.rkey,
                            qp->qpn, why);
             rnic_swqe_fail(qp, w, RNIC_WC_MW_BIND_ERR, why);
             return false;

@@ -53,9 +53,21 @@ OBJECT_DECLARE_SIMPLE_TYPE(RnicState, RNIC)
 /* CQEs RESIZE_CQ moves per work unit (a unit is about one 4 KiB DMA). */
 #define RNIC_CQ_MOVE_PER_UNIT       16
 
-/* A guest value was refused: trace, LOG_GUEST_ERROR, count. */
-#define RNIC_GUEST_ERR(s, fmt, ...)                                        \
+/*
+ * A guest value was refused: trace, LOG_GUEST_ERROR, count, all three
+ * from one statement so that no guard can do one and forget another.
+ * 'trace' is the trace event with its arguments, without the trace_
+ * prefix:
+ *
+ *     RNIC_GUEST_ERR(rnic_err_x(qpn, idx), s, "QP 0x%x: ...", qpn);
+ *
+ * The event and the log line take arguments of their own: the event
+ * often carries more (the limit, the owner, the whole access) than the
+ * line puts into words, and a shared event names the guard by a string.
+ */
+#define RNIC_GUEST_ERR(trace, s, fmt, ...)                                 \
     do {                                                                   \
+        trace_##trace;                                                     \
         (s)->cnt[RNIC_CNT_GUEST_ERR]++;                                    \
         qemu_log_mask(LOG_GUEST_ERROR, "rnic: " fmt "\n", ## __VA_ARGS__); \
     } while (0)
