@@ -10,13 +10,11 @@
 import json
 import os
 import socket
-import sys
 import tempfile
 import threading
+import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "scripts"))
-import vmlaunch  # noqa: E402
+from launcher_checks import vmlaunch
 
 ZERO = {"uctx": 0, "pd": 0, "cq": 0, "eq": 0, "qp": 0, "srq": 0, "mr": 0,
         "mw": 0, "mcast-grp": 0}
@@ -74,40 +72,36 @@ def run_check(d, name, user, what=b"objects-idle", serve=True):
     return vm, seen
 
 
-def main():
-    failures = 0
+class HostCheckTest(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = tmp.name
 
-    def check(cond, what):
-        nonlocal failures
-        if not cond:
-            print("FAILED: " + what)
-            failures += 1
+    def test_idle_device_passes(self):
+        vm, seen = run_check(self.dir, "idle", dict(ZERO))
+        self.assertIsNone(vm.check_failed)
+        self.assertEqual([c["execute"] for c in seen], ["qmp_capabilities", "qom-get"])
+        self.assertEqual(seen[-1]["arguments"],
+                         {"path": "/machine/peripheral/rnic0", "property": "objects"})
 
-    with tempfile.TemporaryDirectory() as d:
-        vm, seen = run_check(d, "idle", dict(ZERO))
-        check(vm.check_failed is None, "idle device passes: %s" % vm.check_failed)
-        check([c["execute"] for c in seen] == ["qmp_capabilities", "qom-get"],
-              "commands sent: %s" % seen)
-        check(seen and seen[-1]["arguments"] ==
-              {"path": "/machine/peripheral/rnic0", "property": "objects"},
-              "qom-get arguments: %s" % seen)
+    def test_leftovers_fail_the_check(self):
+        vm, _ = run_check(self.dir, "left", dict(ZERO, qp=1, mr=2))
+        self.assertTrue(vm.check_failed)
+        self.assertIn("'qp': 1", vm.check_failed)
+        self.assertIn("'mr': 2", vm.check_failed)
 
-        vm, _ = run_check(d, "left", dict(ZERO, qp=1, mr=2))
-        check(vm.check_failed and "'qp': 1" in vm.check_failed and
-              "'mr': 2" in vm.check_failed,
-              "leftovers fail the check: %s" % vm.check_failed)
+    def test_no_monitor_fails_the_check(self):
+        vm, _ = run_check(self.dir, "gone", dict(ZERO), serve=False)
+        self.assertTrue(vm.check_failed)
+        self.assertIn("host check objects-idle", vm.check_failed)
 
-        vm, _ = run_check(d, "gone", dict(ZERO), serve=False)
-        check(vm.check_failed and "host check objects-idle" in vm.check_failed,
-              "no monitor fails the check: %s" % vm.check_failed)
-
-        vm, _ = run_check(d, "unknown", dict(ZERO), what=b"something-else",
+    def test_unknown_check_fails(self):
+        vm, _ = run_check(self.dir, "unknown", dict(ZERO), what=b"something-else",
                           serve=False)
-        check(vm.check_failed and "unknown check" in vm.check_failed,
-              "an unknown check fails: %s" % vm.check_failed)
-    print("host-check: %s" % ("OK" if not failures else "%d failures" % failures))
-    return 1 if failures else 0
+        self.assertTrue(vm.check_failed)
+        self.assertIn("unknown check", vm.check_failed)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    unittest.main()

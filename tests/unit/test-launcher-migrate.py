@@ -6,12 +6,10 @@
 # from the source's file to the destination's, a line cut in two by the
 # switch included.
 
-import sys
 import tempfile
+import unittest
 
-from launcher_checks import Checks, vmlaunch
-
-check = Checks()
+from launcher_checks import vmlaunch
 
 
 def source_argv(d):
@@ -39,59 +37,88 @@ class Done:
         return 0
 
 
-def main():
-    with tempfile.TemporaryDirectory() as d:
-        src = source_argv(d)
-        dst = vmlaunch.migration_argv(src, "/tmp/s/vm1.mig1.qmp",
-                                      d + "/vm1.mig1.serial.log", "mig1")
-        check("-incoming defer at the end", dst[-2:] == ["-incoming", "defer"])
-        check("own QMP socket, same options",
-              opt(dst, "-qmp") == ["unix:/tmp/s/vm1.mig1.qmp,server=on,wait=off"])
-        check("own serial file", opt(dst, "-serial") == ["file:" + d + "/vm1.mig1.serial.log"])
-        dumps = opt(dst, "-object")
-        check("packet dumps tagged: %s" % dumps,
-              len(dumps) == 2 and all(x.endswith(".mig1.pcap") for x in dumps))
-        same = [a for k, a in enumerate(src) if src[k - 1] not in ("-qmp", "-serial", "-object")]
-        check("everything else unchanged",
-              [a for k, a in enumerate(dst[:-2]) if dst[k - 1] not in
-               ("-qmp", "-serial", "-object")] == same)
-        check("the source's argv untouched", opt(src, "-qmp") != opt(dst, "-qmp"))
-        again = vmlaunch.migration_argv(dst[:-2], "/tmp/s/vm1.mig2.qmp",
-                                        d + "/vm1.mig2.serial.log", "mig2")
-        check("a second migration: mig2 files",
-              all(x.endswith(".mig2.pcap") and ".mig1" not in x
-                  for x in opt(again, "-object")))
-        try:
-            vmlaunch.migration_argv(["qemu", "-qmp", "unix:/x,server=on"], "/y", "/z", "m")
-            check("no -serial refused", False)
-        except ValueError:
-            check("no -serial refused", True)
+class MigrationArgvTest(unittest.TestCase):
+    """The destination QEMU's command line."""
 
-        # Serial hand-over: the source printed half a line, then stopped;
-        # the rest is in the destination's file.
-        seen = []
-        vm = vmlaunch.VM(1, d, src, on_check=lambda v, w, a: seen.append(w))
-        dest = vmlaunch.VM(1, d, dst, tag="mig1")
-        with open(vm.serial, "wb") as f:
-            f.write(b"before\nRNIC-HOST-CHECK: mig")
-        with open(dest.serial, "wb") as f:
-            f.write(b"rate\nafter\nRNIC-EXIT-STATUS=0\n")
-        vm.poll_serial(False)
-        check("nothing of the cut line yet", seen == [] and vm.partial == b"RNIC-HOST-CHECK: mig")
-        with open(vm.serial, "ab") as f:
-            f.write(b"rate")
-        with open(dest.serial, "wb") as f:
-            f.write(b"\nafter\nRNIC-EXIT-STATUS=0\n")
-        dest.proc = Done()
-        vm.take_over(dest)
-        vm.poll_serial(False)
-        check("the line cut by the switch is whole: %s" % seen, seen == ["migrate"])
-        check("the status from the destination's file", vm.status == 0)
-        check("the VM follows the destination",
-              vm.serial == dest.serial and vm.qmp == dest.qmp and
-              vm.qemu_log == dest.qemu_log and vm.argv == dst and not vm.alive())
-    return check.status("launcher-migrate")
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        d = self.dir = tmp.name
+        self.src = source_argv(d)
+        self.dst = vmlaunch.migration_argv(self.src, "/tmp/s/vm1.mig1.qmp",
+                                           d + "/vm1.mig1.serial.log", "mig1")
+
+    def test_incoming_defer_at_the_end(self):
+        self.assertEqual(self.dst[-2:], ["-incoming", "defer"])
+
+    def test_own_qmp_socket_same_options(self):
+        self.assertEqual(opt(self.dst, "-qmp"),
+                         ["unix:/tmp/s/vm1.mig1.qmp,server=on,wait=off"])
+
+    def test_own_serial_file(self):
+        self.assertEqual(opt(self.dst, "-serial"),
+                         ["file:" + self.dir + "/vm1.mig1.serial.log"])
+
+    def test_packet_dumps_tagged(self):
+        dumps = opt(self.dst, "-object")
+        self.assertEqual(len(dumps), 2, dumps)
+        self.assertTrue(all(x.endswith(".mig1.pcap") for x in dumps), dumps)
+
+    def test_everything_else_unchanged(self):
+        src, dst = self.src, self.dst
+        same = [a for k, a in enumerate(src) if src[k - 1] not in ("-qmp", "-serial", "-object")]
+        self.assertEqual([a for k, a in enumerate(dst[:-2]) if dst[k - 1] not in
+                          ("-qmp", "-serial", "-object")], same)
+
+    def test_source_argv_untouched(self):
+        self.assertNotEqual(opt(self.src, "-qmp"), opt(self.dst, "-qmp"))
+
+    def test_second_migration_tags_mig2(self):
+        again = vmlaunch.migration_argv(self.dst[:-2], "/tmp/s/vm1.mig2.qmp",
+                                        self.dir + "/vm1.mig2.serial.log", "mig2")
+        self.assertTrue(all(x.endswith(".mig2.pcap") and ".mig1" not in x
+                            for x in opt(again, "-object")), again)
+
+    def test_no_serial_refused(self):
+        with self.assertRaises(ValueError):
+            vmlaunch.migration_argv(["qemu", "-qmp", "unix:/x,server=on"], "/y", "/z", "m")
+
+
+class SerialHandOverTest(unittest.TestCase):
+    def test_line_cut_by_the_switch(self):
+        # The source printed half a line, then stopped; the rest is in the
+        # destination's file.
+        with tempfile.TemporaryDirectory() as d:
+            src = source_argv(d)
+            dst = vmlaunch.migration_argv(src, "/tmp/s/vm1.mig1.qmp",
+                                          d + "/vm1.mig1.serial.log", "mig1")
+            seen = []
+            vm = vmlaunch.VM(1, d, src, on_check=lambda v, w, a: seen.append(w))
+            dest = vmlaunch.VM(1, d, dst, tag="mig1")
+            with open(vm.serial, "wb") as f:
+                f.write(b"before\nRNIC-HOST-CHECK: mig")
+            with open(dest.serial, "wb") as f:
+                f.write(b"rate\nafter\nRNIC-EXIT-STATUS=0\n")
+            vm.poll_serial(False)
+            # Nothing of the cut line yet.
+            self.assertEqual(seen, [])
+            self.assertEqual(vm.partial, b"RNIC-HOST-CHECK: mig")
+            with open(vm.serial, "ab") as f:
+                f.write(b"rate")
+            with open(dest.serial, "wb") as f:
+                f.write(b"\nafter\nRNIC-EXIT-STATUS=0\n")
+            dest.proc = Done()
+            vm.take_over(dest)
+            vm.poll_serial(False)
+            self.assertEqual(seen, ["migrate"], "the line cut by the switch is whole")
+            self.assertEqual(vm.status, 0, "the status from the destination's file")
+            # The VM follows the destination.
+            self.assertEqual(vm.serial, dest.serial)
+            self.assertEqual(vm.qmp, dest.qmp)
+            self.assertEqual(vm.qemu_log, dest.qemu_log)
+            self.assertEqual(vm.argv, dst)
+            self.assertFalse(vm.alive())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    unittest.main()

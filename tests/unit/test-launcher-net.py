@@ -8,12 +8,10 @@
 
 import contextlib
 import io
-import sys
 import tempfile
+import unittest
 
-from launcher_checks import Checks, vmlaunch
-
-check = Checks()
+from launcher_checks import vmlaunch
 
 
 def launch(argv):
@@ -48,62 +46,88 @@ def refused(argv):
     return False
 
 
-def main():
-    (qemu, env), = launch(["--net", "user", "--rnic"])
-    check("--net user: one VM, a user-mode stack per NIC, the rnic's with "
-          "QEMU's defaults", netdevs(qemu) == ["user,id=n0,net=10.0.3.0/24",
-                                              "user,id=r0,net=10.0.2.0/24"])
-    check("--net user: the rnic NIC is 10.0.2.15, no peer",
-          env["RNIC_RNIC_IP4"] == "10.0.2.15" and env["RNIC_DATA_IP4"] == "10.0.2.15"
-          and "RNIC_PEER_DATA_IP4" not in env)
-    (qemu, env), = launch(["--net", "user"])
-    check("--net user without --rnic: the virtio NIC has the defaults",
-          netdevs(qemu) == ["user,id=n0,net=10.0.2.0/24"] and env["RNIC_IP4"] == "10.0.2.15")
+class UserNetTest(unittest.TestCase):
+    def test_user_rnic(self):
+        (qemu, env), = launch(["--net", "user", "--rnic"])
+        # One VM, a user-mode stack per NIC, the rnic's with QEMU's defaults.
+        self.assertEqual(netdevs(qemu), ["user,id=n0,net=10.0.3.0/24",
+                                         "user,id=r0,net=10.0.2.0/24"])
+        # The rnic NIC is 10.0.2.15, no peer.
+        self.assertEqual(env["RNIC_RNIC_IP4"], "10.0.2.15")
+        self.assertEqual(env["RNIC_DATA_IP4"], "10.0.2.15")
+        self.assertNotIn("RNIC_PEER_DATA_IP4", env)
 
-    (qemu, env), = launch(["--rnic", "--listen", "0.0.0.0:5555"])
-    check("--listen: VM 0 listens on PORT and PORT+1",
-          netdevs(qemu) == [
-              "stream,id=n0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5555",
-              "stream,id=r0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5556,"
-              "coalesce=on"])
-    check("--listen: VM 0 of 2, its peer VM 1",
-          env["RNIC_VM_INDEX"] == "0" and env["RNIC_NVMS"] == "2"
-          and env["RNIC_PEER_DATA_IP4"] == "198.19.0.2" and "-name" in qemu
-          and qemu[qemu.index("-name") + 1] == "rnic-vm0")
-    (qemu, env), = launch(["--rnic", "--connect", "[::1]:5555"])
-    check("--connect: VM 1 connects to PORT and PORT+1, retrying",
-          netdevs(qemu) == [
-              "stream,id=n0,server=off,addr.type=inet,addr.host=::1,addr.port=5555,"
-              "reconnect-ms=500",
-              "stream,id=r0,server=off,addr.type=inet,addr.host=::1,addr.port=5556,"
-              "reconnect-ms=500,coalesce=on"])
-    check("--connect: VM 1 of 2, its own MAC, its peer VM 0",
-          env["RNIC_VM_INDEX"] == "1" and env["RNIC_NVMS"] == "2"
-          and env["RNIC_RNIC_MAC"] == "52:54:00:52:02:02"
-          and env["RNIC_DATA_IP4"] == "198.19.0.2"
-          and env["RNIC_PEER_DATA_IP4"] == "198.19.0.1"
-          and "mac=52:54:00:52:02:02" in " ".join(qemu))
-    (qemu, env), = launch(["--rnic", "--listen", "0.0.0.0:5555", "--coalesce", "off"])
-    check("--coalesce off: the rnic NIC's stream netdev writes frame by frame",
-          netdevs(qemu)[1] ==
-          "stream,id=r0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5556")
-    (qemu, env), = launch(["--rnic", "--connect", "h:5555", "--vm-index", "0"])
-    check("--connect --vm-index 0: VM 0", env["RNIC_VM_INDEX"] == "0"
-          and env["RNIC_PEER_DATA_IP4"] == "198.19.0.2")
+    def test_user_without_rnic(self):
+        # The virtio NIC has the defaults.
+        (qemu, env), = launch(["--net", "user"])
+        self.assertEqual(netdevs(qemu), ["user,id=n0,net=10.0.2.0/24"])
+        self.assertEqual(env["RNIC_IP4"], "10.0.2.15")
 
-    vms = launch(["--rnic"])
-    check("--net stream without --listen: two VMs on unix sockets, VM 0 listens",
-          len(vms) == 2 and netdevs(vms[0][0])[1].startswith("stream,id=r0,server=on,"
-                                                             "addr.type=unix")
-          and netdevs(vms[1][0])[1].startswith("stream,id=r0,server=off,addr.type=unix"))
 
-    for argv in (["--listen", "h:5555", "-n", "2"], ["--listen", "h:65535"],
-                 ["--listen", "5555"], ["--listen", "h:1", "--connect", "h:1"],
-                 ["--listen", "h:1", "--net", "mcast"], ["--vm-index", "1"],
-                 ["--net", "user", "--rnic", "--interop"]):
-        check("refused: %s" % " ".join(argv), refused(argv))
-    return check.status("launcher-net")
+class TcpTest(unittest.TestCase):
+    def test_listen(self):
+        (qemu, env), = launch(["--rnic", "--listen", "0.0.0.0:5555"])
+        # VM 0 listens on PORT and PORT+1.
+        self.assertEqual(netdevs(qemu), [
+            "stream,id=n0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5555",
+            "stream,id=r0,server=on,addr.type=inet,addr.host=0.0.0.0,addr.port=5556,"
+            "coalesce=on"])
+        # VM 0 of 2, its peer VM 1.
+        self.assertEqual(env["RNIC_VM_INDEX"], "0")
+        self.assertEqual(env["RNIC_NVMS"], "2")
+        self.assertEqual(env["RNIC_PEER_DATA_IP4"], "198.19.0.2")
+        self.assertIn("-name", qemu)
+        self.assertEqual(qemu[qemu.index("-name") + 1], "rnic-vm0")
+
+    def test_connect(self):
+        (qemu, env), = launch(["--rnic", "--connect", "[::1]:5555"])
+        # VM 1 connects to PORT and PORT+1, retrying.
+        self.assertEqual(netdevs(qemu), [
+            "stream,id=n0,server=off,addr.type=inet,addr.host=::1,addr.port=5555,"
+            "reconnect-ms=500",
+            "stream,id=r0,server=off,addr.type=inet,addr.host=::1,addr.port=5556,"
+            "reconnect-ms=500,coalesce=on"])
+        # VM 1 of 2, its own MAC, its peer VM 0.
+        self.assertEqual(env["RNIC_VM_INDEX"], "1")
+        self.assertEqual(env["RNIC_NVMS"], "2")
+        self.assertEqual(env["RNIC_RNIC_MAC"], "52:54:00:52:02:02")
+        self.assertEqual(env["RNIC_DATA_IP4"], "198.19.0.2")
+        self.assertEqual(env["RNIC_PEER_DATA_IP4"], "198.19.0.1")
+        self.assertIn("mac=52:54:00:52:02:02", " ".join(qemu))
+
+    def test_coalesce_off(self):
+        # The rnic NIC's stream netdev writes frame by frame.
+        (qemu, env), = launch(["--rnic", "--listen", "0.0.0.0:5555", "--coalesce", "off"])
+        self.assertEqual(netdevs(qemu)[1],
+                         "stream,id=r0,server=on,addr.type=inet,addr.host=0.0.0.0,"
+                         "addr.port=5556")
+
+    def test_connect_vm_index_0(self):
+        (qemu, env), = launch(["--rnic", "--connect", "h:5555", "--vm-index", "0"])
+        self.assertEqual(env["RNIC_VM_INDEX"], "0")
+        self.assertEqual(env["RNIC_PEER_DATA_IP4"], "198.19.0.2")
+
+
+class UnixStreamTest(unittest.TestCase):
+    def test_pair_on_unix_sockets(self):
+        # --net stream without --listen: two VMs on unix sockets, VM 0 listens.
+        vms = launch(["--rnic"])
+        self.assertEqual(len(vms), 2)
+        self.assertTrue(netdevs(vms[0][0])[1].startswith(
+            "stream,id=r0,server=on,addr.type=unix"), netdevs(vms[0][0]))
+        self.assertTrue(netdevs(vms[1][0])[1].startswith(
+            "stream,id=r0,server=off,addr.type=unix"), netdevs(vms[1][0]))
+
+
+class RefusedTest(unittest.TestCase):
+    def test_refused(self):
+        for argv in (["--listen", "h:5555", "-n", "2"], ["--listen", "h:65535"],
+                     ["--listen", "5555"], ["--listen", "h:1", "--connect", "h:1"],
+                     ["--listen", "h:1", "--net", "mcast"], ["--vm-index", "1"],
+                     ["--net", "user", "--rnic", "--interop"]):
+            with self.subTest(" ".join(argv)):
+                self.assertTrue(refused(argv))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    unittest.main()

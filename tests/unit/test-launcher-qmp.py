@@ -6,16 +6,16 @@
 # the whole fault matrix) and --vcpu-nice (the VM's vCPU threads lowered
 # once QMP answers).
 
+import contextlib
+import io
 import json
 import os
 import socket
-import sys
 import tempfile
 import threading
+import unittest
 
-from launcher_checks import Checks, vmlaunch
-
-check = Checks()
+from launcher_checks import vmlaunch
 
 
 class FakeQmp(threading.Thread):
@@ -53,7 +53,10 @@ class FakeQmp(threading.Thread):
 
     def run(self):
         while True:
-            conn, _ = self.sock.accept()
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return              # stop() shut the socket down
             with conn:
                 f = conn.makefile("rwb")
                 f.write(b'{"QMP": {"version": {}, "capabilities": []}}\n')
@@ -62,67 +65,83 @@ class FakeQmp(threading.Thread):
                     f.write(json.dumps(self.answer(json.loads(line))).encode() + b"\n")
                     f.flush()
 
+    def stop(self):
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
 
-def main():
-    with tempfile.TemporaryDirectory() as d:
+
+class LauncherQmpTest(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        d = self.dir = tmp.name
         # A thread of ours stands in for a vCPU thread.
         stop = threading.Event()
-        vcpu = threading.Thread(target=stop.wait, daemon=True)
-        vcpu.start()
-        qmp = FakeQmp(os.path.join(d, "vm0.qmp"), [vcpu.native_id])
-        qmp.start()
+        self.vcpu = threading.Thread(target=stop.wait, daemon=True)
+        self.vcpu.start()
+        self.addCleanup(stop.set)
+        self.qmp = FakeQmp(os.path.join(d, "vm0.qmp"), [self.vcpu.native_id])
+        self.qmp.start()
+        self.addCleanup(self.qmp.stop)
 
         args = vmlaunch.parse_args(["--cmd", "true", "--qemu", "/bin/true",
                                     "--workdir", d, "-q", "--rnic", "-n", "2"])
-        launcher = vmlaunch.Launcher(args)
-        vm = vmlaunch.VM(0, d, ["qemu"], qmp.sock.getsockname(), launcher.host_check)
+        self.launcher = vmlaunch.Launcher(args)
+        self.addCleanup(self.launcher.cleanup)
+        self.vm = vmlaunch.VM(0, d, ["qemu"], self.qmp.sock.getsockname(),
+                              self.launcher.host_check)
 
+    def guest_says(self, line):
+        """The guest prints line on its serial console."""
+        with open(self.vm.serial, "ab") as f:
+            f.write(line)
+        self.vm.poll_serial(False)
+
+    def test_faults_set_in_the_device(self):
         # The guest's line reaches the check with its arguments.
-        with open(vm.serial, "wb") as f:
-            f.write(b"RNIC-HOST-CHECK: faults loss=5 reorder=0 corrupt=2\n")
-        vm.poll_serial(False)
-        check("faults set in the device: %s" % qmp.sets,
-              qmp.sets == [("loss", 5), ("reorder", 0), ("corrupt", 2)])
-        check("no failure", vm.check_failed is None)
+        self.guest_says(b"RNIC-HOST-CHECK: faults loss=5 reorder=0 corrupt=2\n")
+        self.assertEqual(self.qmp.sets, [("loss", 5), ("reorder", 0), ("corrupt", 2)])
+        self.assertIsNone(self.vm.check_failed)
 
+    def test_bad_faults_refused(self):
         for line, why in ((b"RNIC-HOST-CHECK: faults max-qp=5\n", "not a fault"),
                           (b"RNIC-HOST-CHECK: faults loss=101\n", "out of range"),
                           (b"RNIC-HOST-CHECK: objects-idle loss=1\n", "no arguments")):
-            vm.check_failed = None
-            qmp.sets.clear()
-            with open(vm.serial, "ab") as f:
-                f.write(line)
-            vm.poll_serial(False)
-            check("%s: refused (%s), nothing set" % (line.strip().decode(), why),
-                  vm.check_failed is not None and not qmp.sets)
-        vm.check_failed = None
-        with open(vm.serial, "ab") as f:
-            f.write(b"RNIC-HOST-CHECK: faults loss=5 reorder=x\n")
-        vm.poll_serial(False)
-        check("a malformed line is no check", vm.check_failed is None and not qmp.sets)
+            with self.subTest(why):
+                self.vm.check_failed = None
+                self.qmp.sets.clear()
+                self.guest_says(line)
+                self.assertIsNotNone(self.vm.check_failed)
+                self.assertEqual(self.qmp.sets, [])
 
+    def test_malformed_line_is_no_check(self):
+        self.guest_says(b"RNIC-HOST-CHECK: faults loss=5 reorder=x\n")
+        self.assertIsNone(self.vm.check_failed)
+        self.assertEqual(self.qmp.sets, [])
+
+    def test_vcpu_nice(self):
         # --vcpu-nice: the vCPU threads QMP names, and only those.
+        tid = self.vcpu.native_id
         before = os.getpriority(os.PRIO_PROCESS, 0)
-        tids = vm.nice_vcpus(before + 7)
-        check("vCPU threads found: %s" % tids, tids == [vcpu.native_id])
-        check("vCPU thread at nice %d" % (before + 7),
-              os.getpriority(os.PRIO_PROCESS, vcpu.native_id) == before + 7)
-        check("the launcher's own thread untouched",
-              os.getpriority(os.PRIO_PROCESS, 0) == before)
-        check("done once", vm.vcpu_niced)
-        gone = vmlaunch.VM(1, d, ["qemu"], os.path.join(d, "none.qmp"))
-        check("no QMP yet: tried again later",
-              gone.nice_vcpus(5) is None and not gone.vcpu_niced)
+        tids = self.vm.nice_vcpus(before + 7)
+        self.assertEqual(tids, [tid])
+        self.assertEqual(os.getpriority(os.PRIO_PROCESS, tid), before + 7)
+        # The launcher's own thread untouched.
+        self.assertEqual(os.getpriority(os.PRIO_PROCESS, 0), before)
+        self.assertTrue(self.vm.vcpu_niced, "done once")
+
+    def test_vcpu_nice_before_qmp_answers(self):
+        # No QMP yet: tried again later.
+        gone = vmlaunch.VM(1, self.dir, ["qemu"], os.path.join(self.dir, "none.qmp"))
+        self.assertIsNone(gone.nice_vcpus(5))
+        self.assertFalse(gone.vcpu_niced)
+
+    def test_vcpu_nice_out_of_range_refused(self):
         for bad in ("20", "-1"):
-            try:
-                vmlaunch.parse_args(["--cmd", "true", "--vcpu-nice", bad])
-                check("--vcpu-nice %s refused" % bad, False)
-            except SystemExit:
-                check("--vcpu-nice %s refused" % bad, True)
-        stop.set()
-        launcher.cleanup()
-    return check.status("launcher-qmp")
+            with self.subTest(bad), contextlib.redirect_stderr(io.StringIO()):
+                with self.assertRaises(SystemExit):
+                    vmlaunch.parse_args(["--cmd", "true", "--vcpu-nice", bad])
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    unittest.main()
