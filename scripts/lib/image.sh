@@ -110,38 +110,40 @@ final_hash() {
     # shellcheck disable=SC2086
     hash_inputs "str:$(cat "$STAMPS/image-base" 2>/dev/null)" \
         "$RNIC_ROOT/scripts/guest" "$RNIC_ROOT/scripts/lib/image.sh" \
-        "$RNIC_ROOT/guest-driver" $prov "str:$IMAGE_SIZE" "str:kmod=${RNIC_NO_KMOD:-yes}"
+        "$RNIC_ROOT/scripts/lib/packages.sh" "$RNIC_ROOT/guest-driver" $prov \
+        "str:$IMAGE_SIZE" "str:kmod=${RNIC_NO_KMOD:-yes}"
 }
 
-# dkms hook: builds and installs guest-driver/kernel for the guest kernel.
-install_kernel_module() {
-    local r=$1 kver=$2 kdir=$RNIC_ROOT/guest-driver/kernel
-    if [ ! -f "$kdir/dkms.conf" ]; then
-        echo "no guest-driver/kernel/dkms.conf yet: skipping the kernel module"
-        return 0
-    fi
+# The driver and the provider go into the image the way users get them:
+# the .debs of 'rnic.sh packages' (scripts/lib/packages.sh), installed with
+# apt, whose rnic-dkms has dkms build the module for the image's kernel.
+# Every VM test then runs on what the packages install.
+install_guest_packages() {
+    local r=$1 out=$1/tmp/rnic-debs
+    rm -rf "$out"
+    mkdir -p "$out"
+    (do_packages --suite "$QEMU_SUITE" --out "$out")
+    local debs=("$out"/ibverbs-provider-rnic_*.deb)
     if [ -n "${RNIC_NO_KMOD:-}" ]; then
-        echo "RNIC_NO_KMOD is set: skipping the kernel module"
-        return 0
+        echo "RNIC_NO_KMOD is set: the image gets no kernel module"
+    else
+        debs+=("$out"/rnic-dkms_*.deb)
     fi
-    local name ver
-    name=$(sed -n 's/^PACKAGE_NAME="\{0,1\}\([^"]*\)"\{0,1\}.*/\1/p' "$kdir/dkms.conf" | head -n1)
-    ver=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}.*/\1/p' "$kdir/dkms.conf" | head -n1)
-    name=${name:-rnic}
-    [ -n "$ver" ] || { echo "PACKAGE_VERSION missing in dkms.conf"; return 1; }
-    local dest=/usr/src/$name-$ver
-    # Drop whatever an earlier run installed.
-    chroot "$r" dkms remove -m "$name" -v "$ver" --all >/dev/null 2>&1 || true
-    rm -rf "${r:?}/usr/src/$name-"* "$r/var/lib/dkms/$name"
-    stage_kmod_tree "$r$dest"
-    echo "dkms: $name $ver for guest kernel $kver"
-    chroot "$r" dkms add -m "$name" -v "$ver"
-    if ! chroot "$r" dkms build -m "$name" -v "$ver" -k "$kver"; then
-        cat "$r/var/lib/dkms/$name/$ver/build/make.log" 2>/dev/null || true
+    # Drop what an earlier build of this work copy installed.
+    chroot "$r" dpkg --purge rnic-dkms ibverbs-provider-rnic >/dev/null 2>&1 || true
+    # The image keeps no package lists; everything the packages depend on
+    # is in the base already, so apt needs none.
+    chroot "$r" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "${debs[@]#"$r"}"
+    rm -rf "$out"
+    local kver
+    kver=$(guest_kernel_release "$r")
+    if [ -z "${RNIC_NO_KMOD:-}" ] &&
+       ! find "$r/lib/modules/$kver" -name 'rnic.ko*' | grep -q .; then
+        cat "$r"/var/lib/dkms/rnic/*/build/make.log 2>/dev/null || true
+        echo "rnic-dkms installed no module for $kver"
         return 1
     fi
-    chroot "$r" dkms install -m "$name" -v "$ver" -k "$kver" --force
-    chroot "$r" depmod -a "$kver"
 }
 
 # stage_kmod_tree DEST: the kernel module source as dkms sees it, which is
@@ -152,25 +154,6 @@ stage_kmod_tree() {
     rm -rf "$dest"
     mkdir -p "$dest"
     cp -a "$RNIC_ROOT/guest-driver/kernel/." "$dest/"
-}
-
-# Provider hook: the host-built librnic and its driver file go next to the
-# distro's libibverbs in the guest.
-install_provider() {
-    local r=$1 f found=0
-    while read -r f; do
-        [ -n "$f" ] || continue
-        found=1
-        case $f in
-            *.so) install -D -m 0755 "$f" "$r/usr/lib/x86_64-linux-gnu/libibverbs/$(basename "$f")" ;;
-            # The build tree's driver file names the library by its build
-            # path; the installed one names the provider only.
-            *.driver) mkdir -p "$r/etc/libibverbs.d"
-                      echo "driver rnic" >"$r/etc/libibverbs.d/rnic.driver" ;;
-        esac
-        echo "installed provider file $(basename "$f")"
-    done < <(provider_outputs)
-    [ "$found" = 1 ] || echo "no rnic provider built yet: skipping it"
 }
 
 # mpirun starts its ranks on the other VMs over ssh: host keys and a root
@@ -221,9 +204,8 @@ step_image_final() {
     done
     ln -sfn /opt/rnic/bin "$r/opt/rnic/sbin"
 
-    install_provider "$r"
     chroot_mount "$r"
-    install_kernel_module "$r" "$kver"
+    install_guest_packages "$r"
     setup_guest_ssh "$r"
     lean_initrd "$r" "$kver"
     chroot_unmount "$r"
