@@ -14,7 +14,9 @@ import tempfile
 import threading
 import unittest
 
-from launcher_checks import vmlaunch
+import launcher_checks  # noqa: F401  (puts the launcher on sys.path)
+from rnic_launch.run import Launcher
+from rnic_launch.vm import VM
 
 ZERO = {"uctx": 0, "pd": 0, "cq": 0, "eq": 0, "qp": 0, "srq": 0, "mr": 0,
         "mw": 0, "mcast-grp": 0}
@@ -52,7 +54,7 @@ def fake_qmp(path, user, seen):
     return t
 
 
-class FakeLauncher(vmlaunch.Launcher):
+class FakeLauncher(Launcher):
     def __init__(self):        # no run directory, no VMs
         self.logged = []
 
@@ -65,7 +67,7 @@ def run_check(d, name, user, what=b"objects-idle", serve=True):
     seen = []
     t = fake_qmp(path, user, seen) if serve else None
     launcher = FakeLauncher()
-    vm = vmlaunch.VM(0, d, [], path, launcher.host_check)
+    vm = VM(0, d, [], path, launcher.host_check)
     vm._line(b"rnic-rmmod: ... RNIC-HOST-CHECK: " + what + b"\r", False)
     if t:
         t.join(5)

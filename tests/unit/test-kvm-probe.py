@@ -14,7 +14,8 @@ import time
 import unittest
 import warnings
 
-from launcher_checks import vmlaunch
+import launcher_checks  # noqa: F401  (puts the launcher on sys.path)
+from rnic_launch.kvm import kvm_probe
 
 FAKES = {
     # Answers the monitor: quits when told to.
@@ -63,9 +64,9 @@ class KvmProbeTest(unittest.TestCase):
         # stuck in the kernel may not even die): no warning for that.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ResourceWarning)
-            works, why = vmlaunch.kvm_probe(self.fakes[fake], kvm_dev=kvm_dev,
-                                            timeout=3, use_cache=False, kernel=kernel,
-                                            firmware_dirs=firmware_dirs)
+            works, why = kvm_probe(self.fakes[fake], kvm_dev=kvm_dev, timeout=3,
+                                   use_cache=False, kernel=kernel,
+                                   firmware_dirs=firmware_dirs)
             gc.collect()
         secs = time.monotonic() - t0
         self.assertEqual(works, want, why)

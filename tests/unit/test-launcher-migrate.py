@@ -9,16 +9,20 @@
 import tempfile
 import unittest
 
-from launcher_checks import vmlaunch
+import launcher_checks  # noqa: F401  (puts the launcher on sys.path)
+from rnic_launch.cli import parse_args
+from rnic_launch.migrate import migration_argv
+from rnic_launch.run import Launcher
+from rnic_launch.vm import VM
 
 
 def source_argv(d):
     """A VM's command line as the launcher makes it."""
     with tempfile.TemporaryDirectory() as pcap:
-        args = vmlaunch.parse_args(["--cmd", "true", "--qemu", "/bin/true",
-                                    "--workdir", d, "-q", "--rnic", "-n", "2",
-                                    "--pcap", pcap])
-        launcher = vmlaunch.Launcher(args)
+        args = parse_args(["--cmd", "true", "--qemu", "/bin/true",
+                           "--workdir", d, "-q", "--rnic", "-n", "2",
+                           "--pcap", pcap])
+        launcher = Launcher(args)
         net = launcher.choose_net()
         argv = launcher.qemu_argv(1, net)
         launcher.cleanup()
@@ -45,8 +49,8 @@ class MigrationArgvTest(unittest.TestCase):
         self.addCleanup(tmp.cleanup)
         d = self.dir = tmp.name
         self.src = source_argv(d)
-        self.dst = vmlaunch.migration_argv(self.src, "/tmp/s/vm1.mig1.qmp",
-                                           d + "/vm1.mig1.serial.log", "mig1")
+        self.dst = migration_argv(self.src, "/tmp/s/vm1.mig1.qmp",
+                                  d + "/vm1.mig1.serial.log", "mig1")
 
     def test_incoming_defer_at_the_end(self):
         self.assertEqual(self.dst[-2:], ["-incoming", "defer"])
@@ -74,14 +78,14 @@ class MigrationArgvTest(unittest.TestCase):
         self.assertNotEqual(opt(self.src, "-qmp"), opt(self.dst, "-qmp"))
 
     def test_second_migration_tags_mig2(self):
-        again = vmlaunch.migration_argv(self.dst[:-2], "/tmp/s/vm1.mig2.qmp",
-                                        self.dir + "/vm1.mig2.serial.log", "mig2")
+        again = migration_argv(self.dst[:-2], "/tmp/s/vm1.mig2.qmp",
+                               self.dir + "/vm1.mig2.serial.log", "mig2")
         self.assertTrue(all(x.endswith(".mig2.pcap") and ".mig1" not in x
                             for x in opt(again, "-object")), again)
 
     def test_no_serial_refused(self):
         with self.assertRaises(ValueError):
-            vmlaunch.migration_argv(["qemu", "-qmp", "unix:/x,server=on"], "/y", "/z", "m")
+            migration_argv(["qemu", "-qmp", "unix:/x,server=on"], "/y", "/z", "m")
 
 
 class SerialHandOverTest(unittest.TestCase):
@@ -90,11 +94,11 @@ class SerialHandOverTest(unittest.TestCase):
         # destination's file.
         with tempfile.TemporaryDirectory() as d:
             src = source_argv(d)
-            dst = vmlaunch.migration_argv(src, "/tmp/s/vm1.mig1.qmp",
-                                          d + "/vm1.mig1.serial.log", "mig1")
+            dst = migration_argv(src, "/tmp/s/vm1.mig1.qmp",
+                                 d + "/vm1.mig1.serial.log", "mig1")
             seen = []
-            vm = vmlaunch.VM(1, d, src, on_check=lambda v, w, a: seen.append(w))
-            dest = vmlaunch.VM(1, d, dst, tag="mig1")
+            vm = VM(1, d, src, on_check=lambda v, w, a: seen.append(w))
+            dest = VM(1, d, dst, tag="mig1")
             with open(vm.serial, "wb") as f:
                 f.write(b"before\nRNIC-HOST-CHECK: mig")
             with open(dest.serial, "wb") as f:

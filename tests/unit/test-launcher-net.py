@@ -11,15 +11,17 @@ import io
 import tempfile
 import unittest
 
-from launcher_checks import vmlaunch
+import launcher_checks  # noqa: F401  (puts the launcher on sys.path)
+from rnic_launch.cli import parse_args
+from rnic_launch.run import Launcher
 
 
 def launch(argv):
     """[(qemu argv, guest env dict)] of every VM the launcher would start."""
     with tempfile.TemporaryDirectory() as d:
-        args = vmlaunch.parse_args(["--cmd", "true", "--qemu", "/bin/true",
-                                    "--workdir", d, "-q"] + argv)
-        launcher = vmlaunch.Launcher(args)
+        args = parse_args(["--cmd", "true", "--qemu", "/bin/true",
+                           "--workdir", d, "-q"] + argv)
+        launcher = Launcher(args)
         net = launcher.choose_net()
         launcher.dgram_ports = [[1, 2], [3, 4]]
         launcher.mcast = [("239.255.1.1", 5000), ("239.255.1.2", 5001)]
@@ -40,7 +42,7 @@ def netdevs(qemu):
 def refused(argv):
     with contextlib.redirect_stderr(io.StringIO()):
         try:
-            vmlaunch.parse_args(["--cmd", "true"] + argv)
+            parse_args(["--cmd", "true"] + argv)
         except SystemExit as e:
             return e.code == 2
     return False

@@ -15,7 +15,10 @@ import tempfile
 import threading
 import unittest
 
-from launcher_checks import vmlaunch
+import launcher_checks  # noqa: F401  (puts the launcher on sys.path)
+from rnic_launch.cli import parse_args
+from rnic_launch.run import Launcher
+from rnic_launch.vm import VM
 
 
 class FakeQmp(threading.Thread):
@@ -24,7 +27,7 @@ class FakeQmp(threading.Thread):
 
     def __init__(self, path, cpu_tids):
         super().__init__(daemon=True)
-        self.props = {k: 0 for k in vmlaunch.Launcher.FAULTS}
+        self.props = {k: 0 for k in Launcher.FAULTS}
         self.sets = []
         self.cpu_tids = cpu_tids
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -84,12 +87,12 @@ class LauncherQmpTest(unittest.TestCase):
         self.qmp.start()
         self.addCleanup(self.qmp.stop)
 
-        args = vmlaunch.parse_args(["--cmd", "true", "--qemu", "/bin/true",
-                                    "--workdir", d, "-q", "--rnic", "-n", "2"])
-        self.launcher = vmlaunch.Launcher(args)
+        args = parse_args(["--cmd", "true", "--qemu", "/bin/true",
+                           "--workdir", d, "-q", "--rnic", "-n", "2"])
+        self.launcher = Launcher(args)
         self.addCleanup(self.launcher.cleanup)
-        self.vm = vmlaunch.VM(0, d, ["qemu"], self.qmp.sock.getsockname(),
-                              self.launcher.host_check)
+        self.vm = VM(0, d, ["qemu"], self.qmp.sock.getsockname(),
+                     self.launcher.host_check)
 
     def guest_says(self, line):
         """The guest prints line on its serial console."""
@@ -132,7 +135,7 @@ class LauncherQmpTest(unittest.TestCase):
 
     def test_vcpu_nice_before_qmp_answers(self):
         # No QMP yet: tried again later.
-        gone = vmlaunch.VM(1, self.dir, ["qemu"], os.path.join(self.dir, "none.qmp"))
+        gone = VM(1, self.dir, ["qemu"], os.path.join(self.dir, "none.qmp"))
         self.assertIsNone(gone.nice_vcpus(5))
         self.assertFalse(gone.vcpu_niced)
 
@@ -140,7 +143,7 @@ class LauncherQmpTest(unittest.TestCase):
         for bad in ("20", "-1"):
             with self.subTest(bad), contextlib.redirect_stderr(io.StringIO()):
                 with self.assertRaises(SystemExit):
-                    vmlaunch.parse_args(["--cmd", "true", "--vcpu-nice", bad])
+                    parse_args(["--cmd", "true", "--vcpu-nice", bad])
 
 
 if __name__ == "__main__":
