@@ -15,6 +15,8 @@
 #   ./scripts/rnic.sh dkms-check      build it with dkms for 6.1, trixie's 6.12 and the newest
 #   ./scripts/rnic.sh packages [--suite trixie|bookworm] [--out DIR]
 #                                     guest .debs: rnic-dkms and the provider for that suite
+#   ./scripts/rnic.sh install [--prefix DIR]  QEMU with rnic, its firmware and the
+#                                     launcher in DIR (default /opt/rnic)
 #   ./scripts/rnic.sh deps|fetch|qemu|rdma-core|image   single stages
 #
 # Everything fetched or built lives in .cache/ of this checkout; each stage
@@ -45,6 +47,8 @@ export RNIC_ROOT
 . "$RNIC_ROOT/scripts/lib/image.sh"
 # shellcheck source=scripts/lib/packages.sh
 . "$RNIC_ROOT/scripts/lib/packages.sh"
+# shellcheck source=scripts/lib/install.sh
+. "$RNIC_ROOT/scripts/lib/install.sh"
 # shellcheck source=scripts/lib/fuzz.sh
 . "$RNIC_ROOT/scripts/lib/fuzz.sh"
 
@@ -231,7 +235,7 @@ cmd_test() {
 }
 
 usage() {
-    sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -250,6 +254,7 @@ main() {
         image) do_deps; do_rdma_core; do_image ;;
         kmod-host) do_deps; run_step "kernel module host build (Debian 12 headers)" kmod-host step_kmod_host ;;
         packages) do_deps; do_rdma_core; do_packages "$@" ;;
+        install) do_deps; do_qemu; do_install "$@" ;;
         dkms-check) do_deps; run_fg dkms-check "$RNIC_ROOT/scripts/dkms-check.sh" || exit 1 ;;
         vm) run_fg vm vmlaunch "$@" ;;
         -h|--help|help|"") usage ;;
