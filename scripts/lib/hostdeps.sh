@@ -24,7 +24,7 @@ SRC
 
 # Packages for building QEMU, rdma-core and the guest image, and for
 # running the VMs and the test suite (dkms and debootstrap: the dkms-kernels
-# test, scripts/dkms-check.sh).
+# test, scripts/dkms-check.sh; libvirt: the libvirt test).
 RNIC_HOST_PACKAGES="
     git ca-certificates dpkg-dev xz-utils zstd rsync
     gcc g++ gcc-multilib make pkg-config ninja-build cmake flex bison
@@ -33,6 +33,7 @@ RNIC_HOST_PACKAGES="
     libnl-3-dev libnl-route-3-dev libudev-dev sparse
     debootstrap debian-archive-keyring e2fsprogs dkms
     seabios ipxe-qemu
+    libvirt-daemon-system libvirt-clients libvirt-daemon-driver-qemu
 "
 
 pkg_installed() {

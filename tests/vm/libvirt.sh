@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# libvirt.sh --kernel K --initrd I --image IMG: two libvirt domains made
+# from docs/libvirt/rnic-domain.xml, each with an rnic on one multicast
+# segment, run ibv_rc_pingpong -c between them.  Meanwhile the test reads
+# 'info rnic' of each through 'virsh qemu-monitor-command --hmp' and wants
+# the device to have moved packets; at the end everything is destroyed and
+# undefined.  It uses Debian's libvirt-daemon-system as it is: a libvirtd
+# (and virtlogd) already running, or started here and stopped again.
+# The project's guest image needs two things a user's VM does not: its
+# run description in fw_cfg (<sysinfo type='fwcfg'>) and, since QEMU runs
+# as libvirt's unprivileged user, no relabelling of the test's files
+# (<seclabel type='none'/>).  Run on the host by meson (tests/vm/meson.build).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+fail() { echo "libvirt: FAILED: $*"; exit 1; }
+log() { echo "libvirt: $*"; }
+
+kernel="" initrd="" image=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --kernel) kernel=$2; shift 2 ;;
+        --initrd) initrd=$2; shift 2 ;;
+        --image) image=$2; shift 2 ;;
+        *) fail "unknown argument $1" ;;
+    esac
+done
+[ -f "$kernel" ] && [ -f "$initrd" ] && [ -f "$image" ] || fail "needs --kernel, --initrd and --image"
+command -v virsh >/dev/null && command -v libvirtd >/dev/null ||
+    fail "libvirt-daemon-system and libvirt-clients are not installed"
+
+# QEMU runs as libvirt's own user: everything it opens lives in a
+# world-readable directory of the test's.
+work=$(mktemp -d /tmp/rnic-libvirt.XXXXXX)
+chmod 0755 "$work"
+virsh=(virsh -q -c qemu:///system)
+started=()
+names=(rnic-lv0-$$ rnic-lv1-$$)
+cleanup() {
+    local n
+    for n in "${names[@]}"; do
+        "${virsh[@]}" destroy "$n" >/dev/null 2>&1 || true
+        "${virsh[@]}" undefine "$n" >/dev/null 2>&1 || true
+    done
+    for p in "${started[@]}"; do
+        kill "$(cat "$p")" 2>/dev/null || true
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The daemons, unless they run already.
+for d in virtlogd libvirtd; do
+    if ! pgrep -x "$d" >/dev/null; then
+        "$d" --daemon --pid-file "$work/$d.pid"
+        started+=("$work/$d.pid")
+    fi
+done
+for _ in $(seq 1 150); do
+    "${virsh[@]}" uri >/dev/null 2>&1 && break
+    sleep 0.2
+done
+"${virsh[@]}" uri >/dev/null || fail "libvirtd does not answer"
+
+prefix=$work/prefix
+"$root/scripts/rnic.sh" install --prefix "$prefix" >"$work/install.log" 2>&1 ||
+    { cat "$work/install.log"; fail "rnic.sh install"; }
+chmod -R go+rX "$prefix"
+install -m 0644 "$kernel" "$work/vmlinuz"
+install -m 0644 "$initrd" "$work/initrd.img"
+
+accel=qemu cpu=maximum
+if [ -r /dev/kvm ] && [ "${RNIC_ACCEL:-}" = kvm ]; then
+    accel=kvm cpu=host-passthrough
+fi
+
+for i in 0 1; do
+    n=${names[$i]}
+    p=$((1 - i))
+    cp --sparse=always "$image" "$work/vm$i.img"
+    chmod 0666 "$work/vm$i.img"
+    cat >"$work/vm$i.env" <<EOF
+RNIC_CMD_TIMEOUT=600
+RNIC_MODE=rnic
+RNIC_NVMS=2
+RNIC_VM_INDEX=$i
+RNIC_RNIC_MAC=52:54:00:52:0a:0$((i + 1))
+RNIC_RNIC_IP4=198.19.0.$((i + 1))
+RNIC_RNIC_IP6=fd52:0:0:2::$((i + 1))
+RNIC_DATA_IP4=198.19.0.$((i + 1))
+RNIC_PEER_DATA_IP4=198.19.0.$((p + 1))
+RNIC_PEER_RNIC_IP4=198.19.0.$((p + 1))
+RNIC_VM0_RNIC_IP4=198.19.0.1
+RNIC_VM1_RNIC_IP4=198.19.0.2
+EOF
+    # The ping-pong, then time for the host to look at the device.
+    printf '%s\n' 'RNIC_NO_RPING=1 rnic-pingpong 200 4096 && echo LIBVIRT-PINGPONG-OK && sleep 300' \
+        >"$work/vm$i.cmd"
+    : >"$work/vm$i.serial.log"
+    chmod 0644 "$work/vm$i.env" "$work/vm$i.cmd"
+    chmod 0666 "$work/vm$i.serial.log"
+    sed -e "s|@ACCEL@|$accel|; s|@CPU@|$cpu|; s|@NAME@|$n|; s|@PREFIX@|$prefix|" \
+        -e "s|@KERNEL@|$work/vmlinuz|; s|@INITRD@|$work/initrd.img|; s|@DISK@|$work/vm$i.img|" \
+        -e "s|@MAC@|52:54:00:52:0a:0$((i + 1))|; s|@SERIAL@|$work/vm$i.serial.log|" \
+        -e "s|@CMDLINE@|console=ttyS0 root=/dev/vda rw init=/sbin/rnic-init quiet panic=-1 mitigations=off|" \
+        -e "s|^  </os>|  </os>\n  <sysinfo type='fwcfg'>\n    <entry name='opt/rnic/cmd' file='$work/vm$i.cmd'/>\n    <entry name='opt/rnic/env' file='$work/vm$i.env'/>\n  </sysinfo>|" \
+        -e "s|^</domain>|  <seclabel type='none'/>\n</domain>|" \
+        "$root/docs/libvirt/rnic-domain.xml" >"$work/$n.xml"
+    grep -q '@[A-Z]*@' "$work/$n.xml" && fail "a placeholder is left in $n.xml"
+    "${virsh[@]}" define "$work/$n.xml" >/dev/null || fail "virsh define $n"
+done
+for n in "${names[@]}"; do
+    "${virsh[@]}" start "$n" >/dev/null || fail "virsh start $n"
+done
+log "started ${names[*]} from docs/libvirt/rnic-domain.xml"
+
+# Both guests report the verified ping-pong.
+deadline=$((SECONDS + 600))
+for i in 0 1; do
+    until grep -aq LIBVIRT-PINGPONG-OK "$work/vm$i.serial.log"; do
+        if grep -aq 'RNIC-EXIT-STATUS=' "$work/vm$i.serial.log" || [ $SECONDS -gt $deadline ]; then
+            tail -n 30 "$work/vm$i.serial.log"
+            fail "${names[$i]}: no verified ping-pong"
+        fi
+        sleep 1
+    done
+    grep -a 'rnic-pingpong: OK' "$work/vm$i.serial.log"
+done
+
+# The host's view of each device, through libvirt's monitor passthrough.
+for n in "${names[@]}"; do
+    info=$("${virsh[@]}" qemu-monitor-command --hmp "$n" 'info rnic') ||
+        fail "$n: info rnic through virsh"
+    echo "$info" | head -n 12
+    rx=$(grep -o '\brx_pkts [0-9]*' <<<"$info" | head -n1 | cut -d' ' -f2)
+    [ -n "$rx" ] && [ "$rx" -gt 0 ] || fail "$n: info rnic shows no received packets"
+done
+log "OK: ibv_rc_pingpong -c between two libvirt domains, info rnic read through virsh"
