@@ -1,34 +1,94 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """QMP access to the VMs' QEMUs, and the host checks a guest asks for
-with a line "RNIC-HOST-CHECK: WHAT [KEY=VAL...]" on its console."""
+with a line "RNIC-HOST-CHECK: WHAT [KEY=VAL...]" on its console.
 
-import json
-import socket
+QMP goes through QEMU's own client, the qemu.qmp package of the QEMU
+source tree the build uses: it follows the protocol as QEMU speaks it
+(command ids, events between replies, capabilities negotiation), which a
+client of our own would have to track."""
+
+import asyncio
+import importlib
+import os
+import sys
+
+from .paths import CACHE, ROOT
+
+_qmp = None
+
+
+def qemu_python_dirs():
+    """Where QEMU's Python packages may be, in order: beside this package
+    (where an install puts them), then the QEMU source tree in the cache
+    ($RNIC_CACHE, else the checkout's .cache)."""
+    beside = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    trees = [os.path.join(c, "src", "qemu", "python")
+             for c in (CACHE, os.path.join(ROOT, ".cache"))]
+    return list(dict.fromkeys([beside] + trees))
+
+
+def qmp_module():
+    """QEMU's qemu.qmp, imported on first use (the command line and the
+    network need none); RuntimeError with a one-line reason if absent."""
+    global _qmp
+    if _qmp is None:
+        dirs = qemu_python_dirs()
+        for d in dirs:
+            if os.path.isfile(os.path.join(d, "qemu", "qmp", "__init__.py")):
+                # First on the path: the QEMU tree's package, not another
+                # version that may be installed.
+                if d not in sys.path:
+                    sys.path.insert(0, d)
+                break
+        try:
+            _qmp = importlib.import_module("qemu.qmp")
+        except ImportError as e:
+            raise RuntimeError("QEMU's Python package qemu.qmp not found in %s (%s); "
+                               "'scripts/rnic.sh fetch' puts the QEMU source there"
+                               % (" or ".join(dirs[1:]), e)) from None
+    return _qmp
 
 
 def qmp_command(path, command, arguments=None, timeout=10):
-    """One QMP command on the monitor socket at path; its "return" value."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
-        sock.connect(path)
-        f = sock.makefile("rwb")
+    """One QMP command on the monitor socket at path, in a session of its
+    own; its "return" value.  Fails with OSError (no monitor there, or no
+    answer within timeout seconds) or RuntimeError (QEMU refused the
+    command, or the session broke), which is what the callers catch."""
+    qmp = qmp_module()
+    broke = []              # why the session broke, if it did
 
-        def reply():
-            while True:
-                msg = json.loads(f.readline())
-                if "event" not in msg:
-                    return msg
+    async def session():
+        client = qmp.QMPClient()
+        await client.connect(path)
+        try:
+            return await client.execute(command, arguments or None)
+        finally:
+            try:
+                await client.disconnect()
+            except (EOFError, OSError, qmp.QMPError) as e:
+                broke.append(e)     # matters only if no reply came
 
-        reply()                                 # the greeting
-        for cmd in ({"execute": "qmp_capabilities"},
-                    dict({"execute": command},
-                         **({"arguments": arguments} if arguments else {}))):
-            f.write(json.dumps(cmd).encode() + b"\n")
-            f.flush()
-            msg = reply()
-            if "error" in msg:
-                raise RuntimeError("%s: %s" % (cmd["execute"], msg["error"]))
-        return msg["return"]
+    # One deadline for the whole session: a QEMU that accepts the
+    # connection but never greets must not hold the launcher.
+    try:
+        return asyncio.run(asyncio.wait_for(session(), timeout))
+    except asyncio.TimeoutError:
+        raise TimeoutError("QMP %s: no answer in %g s" % (command, timeout)) from None
+    except qmp.ExecuteError as e:
+        raise RuntimeError("%s: %s" % (command, e.received["error"])) from None
+    except qmp.ConnectError as e:
+        if isinstance(e.exc, OSError):
+            raise e.exc from None   # e.g. no socket: the QEMU is not up, or gone
+        raise RuntimeError("QMP %s: %s" % (command, one_line(e))) from None
+    except qmp.QMPError as e:
+        raise RuntimeError("QMP %s: %s" % (command, one_line(broke[0] if broke else e))) \
+            from None
+
+
+def one_line(e):
+    """An exception as the one line a failed step reports."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 class HostChecks:

@@ -15,7 +15,7 @@ from .kvm import kvm_probe
 from .migrate import Migration
 from .net import Network, vm_addresses
 from .paths import CACHE, rel
-from .qmp import HostChecks
+from .qmp import HostChecks, qmp_module
 from .vm import VM, wait_for_sockets
 
 KEEP_RUNS = 40
@@ -220,6 +220,12 @@ class Launcher(Network, HostChecks, Migration):
                  % (rel(self.workdir), n, how, self.mode))
         if not os.access(a.qemu, os.X_OK):
             return self.fail("vm launch", "QEMU binary %s not found" % a.qemu, self.log_path)
+        # The host checks and --vcpu-nice speak QMP: without its client
+        # a run would fail (or go unniced) half-way, so say it now.
+        try:
+            qmp_module()
+        except RuntimeError as e:
+            return self.fail("vm launch", str(e), self.log_path)
         if a.accel == "auto":
             works, why = kvm_probe(a.qemu, kernel=a.kernel,
                                    firmware_dirs=a.firmware_dir)

@@ -7,14 +7,13 @@
 # left, fails (with the leftovers named) when one is, and fails when the
 # monitor cannot be reached or the check is unknown.
 
-import json
 import os
 import socket
 import tempfile
 import threading
 import unittest
 
-import launcher_checks  # noqa: F401  (puts the launcher on sys.path)
+from launcher_checks import QMP_GREETING, qmp_commands, qmp_reply
 from rnic_launch.run import Launcher
 from rnic_launch.vm import VM
 
@@ -31,18 +30,18 @@ def fake_qmp(path, user, seen):
     def serve():
         conn, _ = srv.accept()
         f = conn.makefile("rwb")
-        f.write(b'{"QMP": {"version": {}, "capabilities": []}}\n')
+        f.write(QMP_GREETING)
         f.flush()
-        for line in f:
-            cmd = json.loads(line)
+        for cmd in qmp_commands(conn):
             seen.append(cmd)
             if cmd["execute"] == "qom-get":
                 # An event first: the client must skip it.
-                f.write(b'{"event": "NIC_RX_FILTER_CHANGED", "data": {}}\n')
+                f.write(b'{"event": "NIC_RX_FILTER_CHANGED", "data": {}, '
+                        b'"timestamp": {"seconds": 1, "microseconds": 0}}\n')
                 ret = {"all": dict(ZERO, pd=2), "user": user, "host-mem": 4096}
             else:
                 ret = {}
-            f.write(json.dumps({"return": ret}).encode() + b"\n")
+            f.write(qmp_reply(cmd, {"return": ret}))
             f.flush()
             if cmd["execute"] == "qom-get":
                 break

@@ -8,14 +8,13 @@
 
 import contextlib
 import io
-import json
 import os
 import socket
 import tempfile
 import threading
 import unittest
 
-import launcher_checks  # noqa: F401  (puts the launcher on sys.path)
+from launcher_checks import QMP_GREETING, qmp_commands, qmp_reply
 from rnic_launch.cli import parse_args
 from rnic_launch.run import Launcher
 from rnic_launch.vm import VM
@@ -62,10 +61,10 @@ class FakeQmp(threading.Thread):
                 return              # stop() shut the socket down
             with conn:
                 f = conn.makefile("rwb")
-                f.write(b'{"QMP": {"version": {}, "capabilities": []}}\n')
+                f.write(QMP_GREETING)
                 f.flush()
-                for line in f:
-                    f.write(json.dumps(self.answer(json.loads(line))).encode() + b"\n")
+                for cmd in qmp_commands(conn):
+                    f.write(qmp_reply(cmd, self.answer(cmd)))
                     f.flush()
 
     def stop(self):
