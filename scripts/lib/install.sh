@@ -10,7 +10,8 @@
 #                                  firmware it boots PCs with (SeaBIOS and
 #                                  iPXE from Debian's packages, the option
 #                                  ROMs from the QEMU build)
-#   DIR/lib/rnic/                  the VM launcher (scripts/vmlaunch.py)
+#   DIR/lib/rnic/                  the VM launcher (scripts/vmlaunch.py) and
+#                                  QEMU's qemu.qmp package it talks QMP with
 #   DIR/bin/rnic-vmlaunch          the launcher, with the installed QEMU
 #
 # QEMU finds DIR/share/qemu from where its binary is (../share/qemu), so
@@ -74,8 +75,13 @@ do_install() {
     if [ -d "$RNIC_ROOT/scripts/rnic_launch" ]; then
         rm -rf "$prefix/lib/rnic/rnic_launch"
         cp -a "$RNIC_ROOT/scripts/rnic_launch" "$prefix/lib/rnic/"
-        find "$prefix/lib/rnic" -name __pycache__ -prune -exec rm -rf {} +
     fi
+    # Its QMP client is QEMU's own qemu.qmp, from the QEMU source tree,
+    # which an install must not need.
+    rm -rf "$prefix/lib/rnic/qemu"
+    mkdir -p "$prefix/lib/rnic/qemu"
+    cp -a "$QEMU_SRC/python/qemu/qmp" "$prefix/lib/rnic/qemu/"
+    find "$prefix/lib/rnic" -name __pycache__ -prune -exec rm -rf {} +
     cat >"$prefix/bin/rnic-vmlaunch" <<EOF
 #!/bin/sh
 # The rnic VM launcher with the QEMU and the firmware installed next to it.
