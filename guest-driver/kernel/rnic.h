@@ -235,6 +235,12 @@ struct rnic_srq {
 	u32 srqn;
 	u16 uctx;
 	u32 limit;
+	/*
+	 * The receives that may be outstanding: the ring has room for twice
+	 * as many where it can, because SRQ completions come out of order
+	 * and a slot is reused only once its own completion is polled.
+	 */
+	u32 max_wr;
 	spinlock_t lock;		/* guards wq (kernel SRQs) and limit */
 	struct rnic_wq wq;
 };

@@ -1163,6 +1163,18 @@ int rnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 /* ---- shared receive queues ---- */
 
+/*
+ * What an SRQ reports as its max_wr: the request rounded up to a power of
+ * two, not the ring, which is twice that where the device allows it.  A
+ * consumer that keeps the whole ring posted (UCX posts what max_wr says)
+ * would otherwise find the next slot still held by a receive that
+ * completes out of order, and get ENOMEM from post_srq_recv.
+ */
+static u32 rnic_srq_usable(u32 requested, u32 log_size)
+{
+	return min_t(u32, roundup_pow_of_two(requested), 1u << log_size);
+}
+
 int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -1239,7 +1251,8 @@ int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (err)
 			goto err_wq;
 	}
-	a->max_wr = 1u << srq->wq.log_size;
+	srq->max_wr = rnic_srq_usable(a->max_wr, srq->wq.log_size);
+	a->max_wr = srq->max_wr;
 	a->max_sge = srq->wq.max_sge;
 
 	err = xa_insert_irq(&dev->srq_xa, srq->srqn, srq, GFP_KERNEL);
@@ -1294,6 +1307,7 @@ static int rnic_resize_user_srq(struct rnic_dev *dev, struct rnic_srq *srq,
 	ib_umem_release(srq->wq.umem);
 	srq->wq.umem = nwq.umem;
 	srq->wq.log_size = nwq.log_size;
+	srq->max_wr = rnic_srq_usable(max_wr, nwq.log_size);
 	return 0;
 }
 
@@ -1317,7 +1331,7 @@ int rnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	}
 	if (!(mask & IB_SRQ_LIMIT))
 		return 0;
-	if (attr->srq_limit > (1u << srq->wq.log_size))
+	if (attr->srq_limit > srq->max_wr)
 		return -EINVAL;
 	err = rnic_cmd_modify_srq(dev, srq->uctx, srq->srqn, attr->srq_limit);
 	if (!err)
@@ -1329,7 +1343,7 @@ int rnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct rnic_srq *srq = to_rsrq(ibsrq);
 
-	attr->max_wr = 1u << srq->wq.log_size;
+	attr->max_wr = srq->max_wr;
 	attr->max_sge = srq->wq.max_sge;
 	attr->srq_limit = srq->limit;
 	return 0;
