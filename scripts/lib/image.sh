@@ -119,7 +119,9 @@ final_hash() {
 # apt, whose rnic-dkms has dkms build the module for the image's kernel.
 # Every VM test then runs on what the packages install.
 install_guest_packages() {
-    local r=$1 out=$1/tmp/rnic-debs
+    # The .debs stay in the image, for the test that removes and installs
+    # them again as users do (tests/vm/rnic-packages.sh).
+    local r=$1 out=$1/opt/rnic/debs
     rm -rf "$out"
     mkdir -p "$out"
     (do_packages --suite "$QEMU_SUITE" --out "$out")
@@ -135,7 +137,6 @@ install_guest_packages() {
     # is in the base already, so apt needs none.
     chroot "$r" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends "${debs[@]#"$r"}"
-    rm -rf "$out"
     local kver
     kver=$(guest_kernel_release "$r")
     if [ -z "${RNIC_NO_KMOD:-}" ] &&
