@@ -312,15 +312,15 @@ static bool rnic_sq_dbrec_addr(RnicQP *qp, uint64_t *addr)
  */
 static void rnic_sq_dbrec_set(RnicState *s, RnicQP *qp, bool ring)
 {
+    uint32_t flags = cpu_to_le32(ring ? RNIC_SQ_DBREC_RING : 0);
     uint64_t addr;
 
     if (qp->sq_dbrec_ring == ring || !rnic_sq_dbrec_addr(qp, &addr)) {
         return;
     }
-    if (stl_le_pci_dma(PCI_DEVICE(s),
-                       addr + offsetof(struct rnic_sq_dbrec, flags),
-                       ring ? RNIC_SQ_DBREC_RING : 0,
-                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+    /* Through the power-state guard, like every other guest access. */
+    if (rnic_dma_write(s, addr + offsetof(struct rnic_sq_dbrec, flags),
+                       &flags, sizeof(flags)) != MEMTX_OK) {
         trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
         return;
     }
@@ -371,12 +371,12 @@ bool rnic_sq_dbrec_poll(RnicState *s, RnicQP *qp)
     if (!rnic_sq_dbrec_addr(qp, &addr)) {
         return false;
     }
-    if (ldl_le_pci_dma(PCI_DEVICE(s),
-                       addr + offsetof(struct rnic_sq_dbrec, pi), &pi,
-                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+    if (rnic_dma_read(s, addr + offsetof(struct rnic_sq_dbrec, pi), &pi,
+                      sizeof(pi)) != MEMTX_OK) {
         trace_rnic_err_sq_dbrec_dma(qp->qpn, addr);
         return false;
     }
+    pi = le32_to_cpu(pi);
     if ((uint16_t)pi == qp->sq_dbrec_seen) {
         return false;
     }
