@@ -106,8 +106,13 @@ do_image() {
 
 do_build() {
     do_deps
+    # The guest's base system needs nothing QEMU or rdma-core make, and
+    # debootstrap mostly waits for the network and the disk: it runs
+    # beside their builds, which keep both cores busy.
+    run_step_start "guest base system (debootstrap)" image-base step_image_base
     do_qemu
     do_rdma_core
+    run_step_wait
     do_image
 }
 

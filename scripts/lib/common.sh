@@ -27,12 +27,20 @@ die() {
 }
 
 # Child process of the step that is currently running, so that a signal
-# can take its whole process group down.
+# can take its whole process group down; and of the one step that may run
+# in the background beside it (run_step_start).
 RNIC_STEP_PID=
+RNIC_BG_PID=
+RNIC_BG_NAME=
+RNIC_BG_LOG=
+RNIC_BG_START=
 
 on_signal() {
     local sig=$1
     trap - INT TERM HUP
+    if [ -n "$RNIC_BG_PID" ]; then
+        kill -TERM -- "-$RNIC_BG_PID" 2>/dev/null
+    fi
     if [ -n "$RNIC_STEP_PID" ]; then
         kill -TERM -- "-$RNIC_STEP_PID" 2>/dev/null
         # Give the step (e.g. the VM launcher) a moment to clean up.
@@ -74,9 +82,52 @@ run_step() {
     RNIC_STEP_PID=
     if [ "$rc" -ne 0 ]; then
         printf "rnic: step '%s' failed, see %s\n" "$name" "$(rel "$log")" >&2
+        stop_bg_step
         exit 1
     fi
     printf 'rnic: %s done (%ss)\n' "$name" "$((SECONDS - start))"
+}
+
+# A failing step ends the command: take a background step down with it.
+stop_bg_step() {
+    if [ -n "$RNIC_BG_PID" ]; then
+        kill -TERM -- "-$RNIC_BG_PID" 2>/dev/null
+        wait "$RNIC_BG_PID" 2>/dev/null
+        RNIC_BG_PID=
+    fi
+}
+
+# run_step_start NAME LOGNAME COMMAND...
+#
+# Like run_step, but COMMAND runs in the background while the caller goes
+# on; run_step_wait waits for it and reports as run_step does.  For a step
+# that mostly waits for the network or the disk (debootstrap) beside one
+# that computes (the QEMU build).  One at a time.
+run_step_start() {
+    RNIC_BG_NAME=$1
+    RNIC_BG_LOG=$LOGS/$2.log
+    shift 2
+    RNIC_BG_START=$SECONDS
+    printf 'rnic: %s ... (in the background)\n' "$RNIC_BG_NAME"
+    set -m
+    ( set -e; "$@" ) >"$RNIC_BG_LOG" 2>&1 </dev/null &
+    RNIC_BG_PID=$!
+    set +m
+}
+
+run_step_wait() {
+    local rc
+    [ -n "$RNIC_BG_PID" ] || return 0
+    set +e
+    wait "$RNIC_BG_PID"
+    rc=$?
+    set -e
+    RNIC_BG_PID=
+    if [ "$rc" -ne 0 ]; then
+        printf "rnic: step '%s' failed, see %s\n" "$RNIC_BG_NAME" "$(rel "$RNIC_BG_LOG")" >&2
+        exit 1
+    fi
+    printf 'rnic: %s done (%ss)\n' "$RNIC_BG_NAME" "$((SECONDS - RNIC_BG_START))"
 }
 
 # run_fg NAME COMMAND...
