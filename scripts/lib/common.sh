@@ -69,23 +69,30 @@ run_step() {
     local name=$1 logname=$2
     shift 2
     local log=$LOGS/$logname.log
-    local start=$SECONDS rc
+    local start=$SECONDS
     printf 'rnic: %s ...\n' "$name"
     set -m
     ( set -e; "$@" ) >"$log" 2>&1 </dev/null &
     RNIC_STEP_PID=$!
     set +m
+    step_end "$RNIC_STEP_PID" "$name" "$log" "$start"
+    RNIC_STEP_PID=
+}
+
+# step_end PID NAME LOG START: waits for a step's process and prints its
+# one line; a failed step also stops a background step and exits.
+step_end() {
+    local rc
     set +e
-    wait "$RNIC_STEP_PID"
+    wait "$1"
     rc=$?
     set -e
-    RNIC_STEP_PID=
     if [ "$rc" -ne 0 ]; then
-        printf "rnic: step '%s' failed, see %s\n" "$name" "$(rel "$log")" >&2
+        printf "rnic: step '%s' failed, see %s\n" "$2" "$(rel "$3")" >&2
         stop_bg_step
         exit 1
     fi
-    printf 'rnic: %s done (%ss)\n' "$name" "$((SECONDS - start))"
+    printf 'rnic: %s done (%ss)\n' "$2" "$((SECONDS - $4))"
 }
 
 # A failing step ends the command: take a background step down with it.
@@ -116,18 +123,10 @@ run_step_start() {
 }
 
 run_step_wait() {
-    local rc
-    [ -n "$RNIC_BG_PID" ] || return 0
-    set +e
-    wait "$RNIC_BG_PID"
-    rc=$?
-    set -e
+    local pid=$RNIC_BG_PID
+    [ -n "$pid" ] || return 0
     RNIC_BG_PID=
-    if [ "$rc" -ne 0 ]; then
-        printf "rnic: step '%s' failed, see %s\n" "$RNIC_BG_NAME" "$(rel "$RNIC_BG_LOG")" >&2
-        exit 1
-    fi
-    printf 'rnic: %s done (%ss)\n' "$RNIC_BG_NAME" "$((SECONDS - RNIC_BG_START))"
+    step_end "$pid" "$RNIC_BG_NAME" "$RNIC_BG_LOG" "$RNIC_BG_START"
 }
 
 # run_fg NAME COMMAND...
