@@ -31,15 +31,19 @@ rnic-perf ib_write_bw -q 8 -s 65536 -n 200 --report_gbits
 rnic-perf ib_send_bw -q 8 -s 4096 -n 200 --report_gbits
 # The provider posts through the SQ doorbell record: while a full AckReq
 # interval of packets waits for its ACK, the writer (VM 1) skips the
-# doorbell and the device takes the WQE from the record.  How many posts
-# find the device in that state is timing (2,200-3,100 of 5,000 on a
-# 2-core host under TCG), so the check asks only that the record carried
-# at least one WQE in ten and saved at least one doorbell in ten.
+# doorbell and the device takes the WQE from the record.  A 64 KiB WRITE
+# is 16 packets at the 4096-byte MTU, one AckReq interval, so a post
+# finds the path busy whenever one earlier WRITE is still unacknowledged,
+# whatever the host's load.  With 4 KiB WRITEs it depended on timing: 61%
+# of posts used the record alone, 8% beside another test and a busy loop.
+# Measured at 64 KiB: 98% alone, 99.7% beside another test and a busy
+# loop; the check asks for one WQE in ten, as the device's policy
+# promises, and the deterministic cases are in the qtests (rnic-db-test).
 db0=$(counter sq_doorbells) rec0=$(counter sq_dbrec_wqes)
-rnic-perf ib_write_bw -s 4096 -n 5000 --report_gbits
+rnic-perf ib_write_bw -s 65536 -n 2000 --report_gbits
 db=$(( $(counter sq_doorbells) - db0 )) rec=$(( $(counter sq_dbrec_wqes) - rec0 ))
-log "5000 WRITEs: $db SQ doorbells, $rec WQEs from the record"
-if is_client && { [ "$rec" -lt 500 ] || [ "$db" -gt 4500 ]; }; then
+log "2000 WRITEs of 64 KiB: $db SQ doorbells, $rec WQEs from the record"
+if is_client && { [ "$rec" -lt 200 ] || [ "$db" -gt 1800 ]; }; then
     fail "the SQ doorbell record carried too few WQEs"
 fi
 log "OK on $(hostname)"
