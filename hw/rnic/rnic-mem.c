@@ -20,9 +20,6 @@
 #include "rnic-cmd.h"
 #include "trace.h"
 
-#define RNIC_PBL_MIN_SHIFT  12
-#define RNIC_PBL_MAX_SHIFT  30
-
 static const char *const rnic_mem_err_names[] = {
     [RNIC_MEM_OK] = "ok",
     [RNIC_MEM_BAD_KEY] = "bad key",

@@ -29,10 +29,71 @@
 #include "migration/qemu-file-types.h"
 #include "system/runstate.h"
 #include "rnic.h"
+#include "rnic-cmd.h"
 #include "rnic-transport.h"
 #include "trace.h"
 
+/*
+ * A stream is input like a guest's commands: a corrupt or crafted one
+ * must be refused, not believed.  Every loaded field that indexes a
+ * table or an array, sizes an allocation or a copy, or is used as a
+ * shift is checked against the limits the commands enforce before the
+ * device runs (rnic_mig_*_check below), and what the destination holds
+ * is charged to its own max-host-mem as it is loaded.
+ *
+ * The page lists sit deep inside objects, where a VMStateDescription
+ * sees only the list; the device whose tables are being loaded is kept
+ * here for the length of rnic_mig_table_get() so that a list's size is
+ * charged before it is allocated.  Loading runs under the BQL, one
+ * device at a time.
+ */
+static RnicState *rnic_mig_dst;
+
+static int rnic_mig_refuse(const char *what, uint32_t idx, const char *cond)
+{
+    error_report("rnic: migration stream refused: %s %u fails '%s'",
+                 what, idx, cond);
+    return -EINVAL;
+}
+
+#define RNIC_MIG_CHECK(ok, what, idx)                                      \
+    do {                                                                   \
+        if (!(ok)) {                                                       \
+            return rnic_mig_refuse(what, idx, #ok);                        \
+        }                                                                  \
+    } while (0)
+
 /* ---- the pieces every object is made of ---- */
+
+/*
+ * Before 'cap' entries are allocated: the list must fit the destination's
+ * host-memory budget (a stream could ask for 32 GiB), hold its pages, and
+ * have a page size the data path can shift by.
+ */
+static bool rnic_mig_pbl_ok(void *opaque, int version_id)
+{
+    RnicPbl *pbl = opaque;
+    RnicState *s = rnic_mig_dst;
+
+    /* Saving runs the test too: there is nothing to check then. */
+    if (!s) {
+        return true;
+    }
+    if (pbl->npages > pbl->cap ||
+        pbl->page_shift > RNIC_PBL_MAX_SHIFT ||
+        (pbl->npages && pbl->page_shift < RNIC_PBL_MIN_SHIFT)) {
+        error_report("rnic: migration stream refused: page list of %u/%u "
+                     "pages, page shift %u", pbl->npages, pbl->cap,
+                     pbl->page_shift);
+        return false;
+    }
+    if (!rnic_host_mem_charge(s, (uint64_t)pbl->cap * sizeof(uint64_t))) {
+        error_report("rnic: migration stream refused: a page list of %u "
+                     "pages exceeds max-host-mem", pbl->cap);
+        return false;
+    }
+    return true;
+}
 
 static const VMStateDescription vmstate_rnic_pbl = {
     .name = "rnic/pbl",
@@ -42,6 +103,7 @@ static const VMStateDescription vmstate_rnic_pbl = {
         VMSTATE_UINT32(npages, RnicPbl),
         VMSTATE_UINT32(cap, RnicPbl),
         VMSTATE_UINT8(page_shift, RnicPbl),
+        VMSTATE_VALIDATE("page list size", rnic_mig_pbl_ok),
         /* 'cap' entries: a FAST_REG MR's list is allocated in full. */
         VMSTATE_VARRAY_UINT32_ALLOC(pages, RnicPbl, cap, 0,
                                     vmstate_info_uint64, uint64_t),
@@ -455,6 +517,13 @@ static int rnic_qp_rss_pre_load(void *opaque)
     RnicQP *qp = opaque;
 
     if (!qp->rss) {
+        /* Charged as SET_RSS charges it; rnic_qp_free() uncharges it. */
+        if (!rnic_mig_dst || !rnic_host_mem_charge(rnic_mig_dst,
+                                                   sizeof(RnicRss))) {
+            error_report("rnic: migration stream refused: no host memory "
+                         "for an RSS table");
+            return -ENOMEM;
+        }
         qp->rss = g_new0(RnicRss, 1);
     }
     return 0;
@@ -517,6 +586,264 @@ static const VMStateDescription vmstate_rnic_qp = {
     },
 };
 
+/* ---- what a loaded entry may hold ---- */
+
+/* 0 for the kernel, or a user context loaded before it. */
+static bool rnic_mig_uctx_ok(RnicState *s, uint16_t uctx)
+{
+    return !uctx || (uctx <= s->prop.max_uctx && s->uctx[uctx].valid);
+}
+
+static bool rnic_mig_pd_ok(RnicState *s, uint32_t pdn)
+{
+    return pdn <= s->prop.max_pd && s->pd[pdn].valid;
+}
+
+/* As rnic_cmd_load_ring() makes a ring: 4 KiB pages covering it exactly. */
+static bool rnic_mig_ring_ok(const RnicRing *r, uint32_t stride,
+                             uint32_t first_page, uint32_t min_log,
+                             uint32_t max_log)
+{
+    return r->stride == stride && r->first_page == first_page &&
+           r->log_size >= min_log && r->log_size <= max_log &&
+           r->pbl.page_shift == 12 && r->pbl.npages == r->pbl.cap &&
+           r->pbl.npages == first_page +
+               DIV_ROUND_UP((uint64_t)stride << r->log_size, RNIC_RING_PAGE);
+}
+
+/* An RQ that an SRQ replaces has no ring at all. */
+static bool rnic_mig_ring_empty(const RnicRing *r)
+{
+    return !r->pbl.cap && !r->pbl.npages && !r->log_size && !r->stride;
+}
+
+static bool rnic_mig_av_ok(RnicState *s, const RnicAV *av)
+{
+    /* net_type 0: a QP whose address was never set. */
+    return av->sgid_index < s->prop.max_gid && av->flow_label <= 0xfffff &&
+           (av->net_type == 0 || av->net_type == RNIC_NET_ROCE_V1 ||
+            av->net_type == RNIC_NET_IPV4 || av->net_type == RNIC_NET_IPV6);
+}
+
+static int rnic_mig_uctx_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicUctx *u = obj;
+
+    RNIC_MIG_CHECK(u->valid && i >= 1, "user context", i);
+    return 0;
+}
+
+static int rnic_mig_pd_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicPD *pd = obj;
+
+    RNIC_MIG_CHECK(pd->valid && rnic_mig_uctx_ok(s, pd->uctx), "PD", i);
+    return 0;
+}
+
+static int rnic_mig_eq_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicEQ *eq = obj;
+
+    RNIC_MIG_CHECK(eq->valid, "EQ", i);
+    RNIC_MIG_CHECK(rnic_mig_ring_ok(&eq->ring, RNIC_EQE_SIZE, 0, 1,
+                                    RNIC_EQ_MAX_LOG_SIZE), "EQ", i);
+    RNIC_MIG_CHECK(eq->vector < s->prop.msix_vectors, "EQ", i);
+    return 0;
+}
+
+static int rnic_mig_cq_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicCQ *cq = obj;
+
+    RNIC_MIG_CHECK(cq->valid && i >= 1 && rnic_mig_uctx_ok(s, cq->uctx),
+                   "CQ", i);
+    RNIC_MIG_CHECK(rnic_mig_ring_ok(&cq->ring, RNIC_CQE_SIZE,
+                                    RNIC_CQ_DBREC_PAGE_SIZE / RNIC_RING_PAGE,
+                                    1, RNIC_CQ_MAX_LOG_SIZE), "CQ", i);
+    RNIC_MIG_CHECK((1u << cq->ring.log_size) <= s->prop.max_cqe, "CQ", i);
+    RNIC_MIG_CHECK(cq->eqn < s->prop.max_eq && s->eq[cq->eqn].valid,
+                   "CQ", i);
+    return 0;
+}
+
+static int rnic_mig_mr_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicMR *mr = obj;
+    const RnicPbl *pbl = &mr->pbl;
+
+    RNIC_MIG_CHECK(mr->valid && i >= 1 && rnic_mig_uctx_ok(s, mr->uctx) &&
+                   rnic_mig_pd_ok(s, mr->pdn), "MR", i);
+    RNIC_MIG_CHECK(!(mr->access & ~RNIC_ACCESS_ALL), "MR", i);
+    RNIC_MIG_CHECK(!(mr->flags & ~(RNIC_MR_FLAG_PHYS | RNIC_MR_FLAG_FAST_REG)),
+                   "MR", i);
+    if (mr->flags & RNIC_MR_FLAG_PHYS) {
+        RNIC_MIG_CHECK(!(mr->flags & RNIC_MR_FLAG_FAST_REG) && !pbl->cap,
+                       "MR", i);
+    } else if (mr->flags & RNIC_MR_FLAG_FAST_REG) {
+        /* The list was allocated in full at creation. */
+        RNIC_MIG_CHECK(pbl->cap == mr->max_pages &&
+                       mr->max_pages <= s->prop.max_mr_pages, "MR", i);
+    } else {
+        RNIC_MIG_CHECK(pbl->npages >= 1 && pbl->npages == pbl->cap &&
+                       pbl->npages <= s->prop.max_mr_pages, "MR", i);
+    }
+    return 0;
+}
+
+static int rnic_mig_mw_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicMW *mw = obj;
+
+    RNIC_MIG_CHECK(mw->valid && i >= 1 && rnic_mig_uctx_ok(s, mw->uctx) &&
+                   rnic_mig_pd_ok(s, mw->pdn), "MW", i);
+    RNIC_MIG_CHECK(mw->type == 1 || mw->type == 2, "MW", i);
+    RNIC_MIG_CHECK(!(mw->access & ~RNIC_ACCESS_ALL), "MW", i);
+    /* The MRs came first: a bound window names one of them. */
+    RNIC_MIG_CHECK(!mw->bound || (mw->mr >= 1 && mw->mr <= s->prop.max_mr &&
+                                  s->mr[mw->mr].valid), "MW", i);
+    return 0;
+}
+
+static int rnic_mig_srq_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicSRQ *srq = obj;
+
+    RNIC_MIG_CHECK(srq->valid && i >= 1 && rnic_mig_uctx_ok(s, srq->uctx) &&
+                   rnic_mig_pd_ok(s, srq->pdn), "SRQ", i);
+    RNIC_MIG_CHECK(rnic_mig_ring_ok(&srq->wq.ring, RNIC_RQ_WQE_SIZE, 0, 0,
+                                    RNIC_WQ_MAX_LOG_SIZE), "SRQ", i);
+    RNIC_MIG_CHECK((1u << srq->wq.ring.log_size) <= s->prop.max_qp_wr &&
+                   srq->wq.max_sge <= RNIC_RQ_MAX_SGE, "SRQ", i);
+    return 0;
+}
+
+static int rnic_mig_gid_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicGid *g = obj;
+
+    RNIC_MIG_CHECK(g->valid && (g->type == RNIC_GID_ROCE_V2_IPV4 ||
+                                g->type == RNIC_GID_ROCE_V2_IPV6 ||
+                                g->type == RNIC_GID_ROCE_V1), "GID", i);
+    RNIC_MIG_CHECK(g->vlan_id == 0xffff || g->vlan_id < 4095, "GID", i);
+    return 0;
+}
+
+static int rnic_mig_flow_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicFlow *fl = obj;
+
+    /* Its QP comes later; rnic_mig_check_refs() looks for it. */
+    RNIC_MIG_CHECK(fl->valid && rnic_mig_uctx_ok(s, fl->uctx) &&
+                   fl->qpn <= s->prop.max_qp + 1, "flow rule", i);
+    return 0;
+}
+
+static int rnic_mig_mcast_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicMcast *m = obj;
+
+    RNIC_MIG_CHECK(m->nqp >= 1 && m->nqp <= s->prop.max_mcast_qp_attach,
+                   "multicast group", i);
+    return 0;
+}
+
+/* The shadow SQ slots, the WQE the responder fills, and the completer. */
+static int rnic_mig_tp_check(RnicState *s, RnicQP *qp)
+{
+    RnicTransport *tp = qp->tp;
+    uint32_t i;
+
+    RNIC_MIG_CHECK(tp->comp.wait <= RNIC_COMP_RNR_WAIT &&
+                   tp->comp.retry_left <= 7 && tp->comp.rnr_left <= 7,
+                   "QP (completer)", qp->qpn);
+    RNIC_MIG_CHECK(tp->resp.msg <= RNIC_RESP_MSG_WRITE,
+                   "QP (responder)", qp->qpn);
+    RNIC_MIG_CHECK(!tp->resp.rwqe.valid ||
+                   (tp->resp.rwqe.num_sge <= RNIC_RQ_MAX_SGE &&
+                    tp->resp.rwqe.off <= tp->resp.rwqe.total),
+                   "QP (receive WQE)", qp->qpn);
+    for (i = 0; i < RNIC_TP_MAX_INFLIGHT; i++) {
+        const RnicSwqe *w = &tp->swqe[i];
+
+        RNIC_MIG_CHECK(w->state <= RNIC_SWQE_ERROR, "QP (send WQE)", qp->qpn);
+        if (w->state == RNIC_SWQE_ERROR) {
+            /* A failed WQE only completes: its status is all that counts. */
+            RNIC_MIG_CHECK(w->status < RNIC_WC_STATUS_MAX, "QP (send WQE)",
+                           qp->qpn);
+            continue;
+        }
+        if (w->state == RNIC_SWQE_FREE) {
+            continue;
+        }
+        /* As rnic_req_fetch() accepted it: gathering trusts these. */
+        RNIC_MIG_CHECK(w->opcode <= RNIC_WR_FLUSH &&
+                       w->num_sge <= RNIC_SQ_MAX_SGE &&
+                       w->length <= 0x80000000u &&
+                       w->read_off <= w->length &&
+                       w->npkts <= RNIC_TP_MAX_MSG_PKTS &&
+                       w->av.sgid_index < s->prop.max_gid,
+                       "QP (send WQE)", qp->qpn);
+        RNIC_MIG_CHECK(!w->inline_data ||
+                       (!w->num_sge && w->length <= RNIC_MAX_INLINE),
+                       "QP (inline send WQE)", qp->qpn);
+    }
+    return 0;
+}
+
+/* What a QP holds must be what CREATE_QP and MODIFY_QP would accept. */
+static int rnic_mig_qp_check(RnicState *s, void *obj, uint32_t i)
+{
+    RnicQP *qp = obj;
+    bool has_srq = qp->flags & RNIC_QP_FLAG_HAS_SRQ;
+    bool dbrec = qp->flags & RNIC_QP_FLAG_SQ_DBREC;
+
+    RNIC_MIG_CHECK(qp->qpn == i && s->qp[i] == qp &&
+                   rnic_mig_uctx_ok(s, qp->uctx) &&
+                   rnic_mig_pd_ok(s, qp->pdn), "QP", i);
+    RNIC_MIG_CHECK(qp->send_cqn >= 1 && qp->send_cqn <= s->prop.max_cq &&
+                   s->cq[qp->send_cqn].valid &&
+                   qp->recv_cqn >= 1 && qp->recv_cqn <= s->prop.max_cq &&
+                   s->cq[qp->recv_cqn].valid, "QP", i);
+    RNIC_MIG_CHECK(has_srq ? (qp->srqn >= 1 && qp->srqn <= s->prop.max_srq &&
+                              s->srq[qp->srqn].valid)
+                           : !qp->srqn, "QP", i);
+    RNIC_MIG_CHECK(qp->type >= RNIC_QPT_RC && qp->type <= RNIC_QPT_RAW_PACKET &&
+                   qp->state <= RNIC_QPS_ERR, "QP", i);
+    RNIC_MIG_CHECK(!(qp->flags & ~(RNIC_QP_FLAG_SIG_ALL | RNIC_QP_FLAG_HAS_SRQ |
+                                   RNIC_QP_FLAG_SQ_DBREC)) &&
+                   (!dbrec || s->prop.sq_dbrec), "QP", i);
+    RNIC_MIG_CHECK(qp->max_inline <= RNIC_MAX_INLINE &&
+                   qp->max_send_sge <= RNIC_SQ_MAX_SGE &&
+                   qp->max_recv_sge <= RNIC_RQ_MAX_SGE &&
+                   qp->sq.max_sge <= RNIC_SQ_MAX_SGE &&
+                   qp->rq.max_sge <= RNIC_RQ_MAX_SGE, "QP", i);
+    RNIC_MIG_CHECK(qp->path_mtu >= RNIC_MTU_256 &&
+                   qp->path_mtu <= RNIC_MTU_4096 && qp->timeout <= 31 &&
+                   qp->retry_cnt <= 7 && qp->rnr_retry <= 7 &&
+                   qp->min_rnr_timer <= 31 &&
+                   qp->max_rd_atomic <= s->prop.max_rd_atom &&
+                   qp->max_dest_rd_atomic <= s->prop.max_rd_atom &&
+                   qp->port_num == 1 && qp->pkey_index == 0, "QP", i);
+    RNIC_MIG_CHECK(qp->dest_qpn <= RNIC_QPN_MASK &&
+                   qp->rq_psn <= RNIC_PSN_MASK && qp->sq_psn <= RNIC_PSN_MASK &&
+                   !(qp->access_flags & ~RNIC_ACCESS_ALL) &&
+                   rnic_mig_av_ok(s, &qp->av), "QP", i);
+    RNIC_MIG_CHECK(rnic_mig_ring_ok(&qp->sq.ring, RNIC_SQ_WQE_SIZE,
+                                    dbrec ? 1 : 0, 0, RNIC_WQ_MAX_LOG_SIZE) &&
+                   (1u << qp->sq.ring.log_size) <= s->prop.max_qp_wr,
+                   "QP (SQ)", i);
+    RNIC_MIG_CHECK(has_srq ? rnic_mig_ring_empty(&qp->rq.ring)
+                           : (rnic_mig_ring_ok(&qp->rq.ring, RNIC_RQ_WQE_SIZE,
+                                               0, 0, RNIC_WQ_MAX_LOG_SIZE) &&
+                              (1u << qp->rq.ring.log_size) <=
+                              s->prop.max_qp_wr), "QP (RQ)", i);
+    RNIC_MIG_CHECK(!qp->rss || (qp->type == RNIC_QPT_RAW_PACKET &&
+                                qp->rss->log_tbl_size <= RNIC_RSS_MAX_LOG_TBL),
+                   "QP (RSS)", i);
+    return rnic_mig_tp_check(s, qp);
+}
+
 /* ---- sparse tables ---- */
 
 /*
@@ -530,9 +857,11 @@ typedef struct RnicMigTable {
     void *(*slot)(RnicState *s, uint32_t i);       /* NULL: no object */
     uint32_t (*nslots)(RnicState *s);
     void *(*load_slot)(RnicState *s, uint32_t i);  /* NULL: refuse */
-    /* After the entry's fields: the rest (mcast QPNs), or a check. */
+    /* After the entry's fields: the rest (mcast QPNs). */
     int (*put_extra)(QEMUFile *f, RnicState *s, void *obj);
     int (*get_extra)(QEMUFile *f, RnicState *s, void *obj);
+    /* Then: is the loaded entry one its commands could have made? */
+    int (*check)(RnicState *s, void *obj, uint32_t i);
 } RnicMigTable;
 
 #define RNIC_MIG_ARRAY(tbl, type, field, count, live)                      \
@@ -602,12 +931,14 @@ static void *rnic_mig_qp_load(RnicState *s, uint32_t i)
 {
     RnicQP *qp;
 
-    if (s->qp[i]) {
+    /* QP 0 is never made; charged as CREATE_QP charges it. */
+    if (!i || s->qp[i] || !rnic_host_mem_charge(s, sizeof(*qp))) {
         return NULL;
     }
     qp = g_new0(RnicQP, 1);
     if (!rnic_tp_qp_init(s, qp)) {
         g_free(qp);
+        rnic_host_mem_uncharge(s, sizeof(*qp));
         return NULL;
     }
     qp->qpn = i;
@@ -615,48 +946,30 @@ static void *rnic_mig_qp_load(RnicState *s, uint32_t i)
     return qp;
 }
 
-/* What the QP names must exist here, or the data path would index past. */
-static int rnic_mig_qp_get(QEMUFile *f, RnicState *s, void *obj)
-{
-    RnicQP *qp = obj;
-
-    if (qp->qpn > s->prop.max_qp + 1 || s->qp[qp->qpn] != qp ||
-        qp->pdn > s->prop.max_pd || !s->pd[qp->pdn].valid ||
-        qp->send_cqn > s->prop.max_cq || !s->cq[qp->send_cqn].valid ||
-        qp->recv_cqn > s->prop.max_cq || !s->cq[qp->recv_cqn].valid ||
-        qp->srqn > s->prop.max_srq ||
-        (qp->srqn && !s->srq[qp->srqn].valid) ||
-        qp->uctx > s->prop.max_uctx) {
-        error_report("rnic: migrated QP 0x%x names objects this device "
-                     "does not have", qp->qpn);
-        return -EINVAL;
-    }
-    return 0;
-}
-
 static const RnicMigTable rnic_mig_tables[] = {
     { "uctx", &vmstate_rnic_uctx, rnic_mig_uctx_slot, rnic_mig_uctx_n,
-      rnic_mig_uctx_load },
+      rnic_mig_uctx_load, .check = rnic_mig_uctx_check },
     { "pd", &vmstate_rnic_pd, rnic_mig_pd_slot, rnic_mig_pd_n,
-      rnic_mig_pd_load },
+      rnic_mig_pd_load, .check = rnic_mig_pd_check },
     { "eq", &vmstate_rnic_eq, rnic_mig_eq_slot, rnic_mig_eq_n,
-      rnic_mig_eq_load },
+      rnic_mig_eq_load, .check = rnic_mig_eq_check },
     { "cq", &vmstate_rnic_cq, rnic_mig_cq_slot, rnic_mig_cq_n,
-      rnic_mig_cq_load },
+      rnic_mig_cq_load, .check = rnic_mig_cq_check },
     { "mr", &vmstate_rnic_mr, rnic_mig_mr_slot, rnic_mig_mr_n,
-      rnic_mig_mr_load },
+      rnic_mig_mr_load, .check = rnic_mig_mr_check },
     { "mw", &vmstate_rnic_mw, rnic_mig_mw_slot, rnic_mig_mw_n,
-      rnic_mig_mw_load },
+      rnic_mig_mw_load, .check = rnic_mig_mw_check },
     { "srq", &vmstate_rnic_srq, rnic_mig_srq_slot, rnic_mig_srq_n,
-      rnic_mig_srq_load },
+      rnic_mig_srq_load, .check = rnic_mig_srq_check },
     { "gid", &vmstate_rnic_gid, rnic_mig_gid_slot, rnic_mig_gid_n,
-      rnic_mig_gid_load },
+      rnic_mig_gid_load, .check = rnic_mig_gid_check },
     { "flow", &vmstate_rnic_flow, rnic_mig_flow_slot, rnic_mig_flow_n,
-      rnic_mig_flow_load },
+      rnic_mig_flow_load, .check = rnic_mig_flow_check },
     { "mcast", &vmstate_rnic_mcast, rnic_mig_mcast_slot, rnic_mig_mcast_n,
-      rnic_mig_mcast_load, rnic_mig_mcast_put, rnic_mig_mcast_get },
+      rnic_mig_mcast_load, rnic_mig_mcast_put, rnic_mig_mcast_get,
+      rnic_mig_mcast_check },
     { "qp", &vmstate_rnic_qp, rnic_mig_qp_slot, rnic_mig_qp_n,
-      rnic_mig_qp_load, NULL, rnic_mig_qp_get },
+      rnic_mig_qp_load, .check = rnic_mig_qp_check },
 };
 
 /* Marks the end of a table, so that a short or long table is noticed. */
@@ -694,10 +1007,8 @@ static int rnic_mig_table_put(QEMUFile *f, void *pv, size_t size,
     return 0;
 }
 
-static int rnic_mig_table_get(QEMUFile *f, void *pv, size_t size,
-                              const VMStateField *field)
+static int rnic_mig_table_get_all(QEMUFile *f, RnicState *s)
 {
-    RnicState *s = pv;
     int ret;
 
     for (size_t t = 0; t < ARRAY_SIZE(rnic_mig_tables); t++) {
@@ -722,6 +1033,9 @@ static int rnic_mig_table_get(QEMUFile *f, void *pv, size_t size,
             if (!ret && tb->get_extra) {
                 ret = tb->get_extra(f, s, obj);
             }
+            if (!ret) {
+                ret = qemu_file_get_error(f) ?: tb->check(s, obj, i);
+            }
             if (ret) {
                 return ret;
             }
@@ -730,6 +1044,18 @@ static int rnic_mig_table_get(QEMUFile *f, void *pv, size_t size,
         trace_rnic_migrate_table(tb->name, count);
     }
     return qemu_file_get_error(f);
+}
+
+static int rnic_mig_table_get(QEMUFile *f, void *pv, size_t size,
+                              const VMStateField *field)
+{
+    RnicState *s = pv;
+    int ret;
+
+    rnic_mig_dst = s;
+    ret = rnic_mig_table_get_all(f, s);
+    rnic_mig_dst = NULL;
+    return ret;
 }
 
 static const VMStateInfo rnic_mig_table_info = {
@@ -752,10 +1078,131 @@ static int rnic_pre_load(void *opaque)
     return 0;
 }
 
+/*
+ * The counts that keep an object from being destroyed under its users
+ * are the destination's to know: recounted from the objects, and a
+ * stream that says otherwise is refused.  Then what the tables loaded
+ * before their targets (flow rules, windows of type 2) must find them.
+ */
+static int rnic_mig_check_refs(RnicState *s)
+{
+    g_autofree uint32_t *pd = g_new0(uint32_t, s->prop.max_pd + 1);
+    g_autofree uint32_t *eq = g_new0(uint32_t, s->prop.max_eq);
+    g_autofree uint32_t *cq = g_new0(uint32_t, s->prop.max_cq + 1);
+    g_autofree uint32_t *srq = g_new0(uint32_t, s->prop.max_srq + 1);
+    g_autofree uint32_t *mw = g_new0(uint32_t, s->prop.max_mr + 1);
+    uint32_t i;
+
+    for (i = 1; i <= s->prop.max_cq; i++) {
+        if (s->cq[i].valid) {
+            eq[s->cq[i].eqn]++;
+        }
+    }
+    for (i = 1; i <= s->prop.max_mr; i++) {
+        if (s->mr[i].valid) {
+            pd[s->mr[i].pdn]++;
+        }
+    }
+    for (i = 1; i <= s->prop.max_mw; i++) {
+        RnicMW *w = &s->mw[i];
+
+        if (!w->valid) {
+            continue;
+        }
+        pd[w->pdn]++;
+        if (w->bound) {
+            mw[w->mr]++;
+            RNIC_MIG_CHECK(w->type == 1 || rnic_qp_get(s, w->qpn), "MW", i);
+        }
+    }
+    for (i = 1; i <= s->prop.max_srq; i++) {
+        if (s->srq[i].valid) {
+            pd[s->srq[i].pdn]++;
+        }
+    }
+    for (i = 1; i <= s->prop.max_qp + 1; i++) {
+        RnicQP *qp = s->qp[i];
+
+        if (qp) {
+            pd[qp->pdn]++;
+            cq[qp->send_cqn]++;
+            cq[qp->recv_cqn]++;
+            srq[qp->srqn] += !!qp->srqn;
+        }
+    }
+    for (i = 0; i <= s->prop.max_pd; i++) {
+        RNIC_MIG_CHECK(!s->pd[i].valid || s->pd[i].refcnt == pd[i],
+                       "PD", i);
+    }
+    for (i = 0; i < s->prop.max_eq; i++) {
+        RNIC_MIG_CHECK(!s->eq[i].valid || s->eq[i].refcnt == eq[i], "EQ", i);
+    }
+    for (i = 1; i <= s->prop.max_cq; i++) {
+        RNIC_MIG_CHECK(!s->cq[i].valid || s->cq[i].refcnt == cq[i], "CQ", i);
+    }
+    for (i = 1; i <= s->prop.max_srq; i++) {
+        RNIC_MIG_CHECK(!s->srq[i].valid || s->srq[i].refcnt == srq[i],
+                       "SRQ", i);
+    }
+    for (i = 1; i <= s->prop.max_mr; i++) {
+        RNIC_MIG_CHECK(!s->mr[i].valid || s->mr[i].mw_refs == mw[i], "MR", i);
+    }
+    for (i = 0; i < s->prop.max_flow; i++) {
+        RnicQP *qp = s->flow[i].valid ? rnic_qp_get(s, s->flow[i].qpn) : NULL;
+
+        RNIC_MIG_CHECK(!s->flow[i].valid ||
+                       (qp && qp->type == RNIC_QPT_RAW_PACKET),
+                       "flow rule", i);
+    }
+    return 0;
+}
+
+/* The registers the data path uses as shifts and indices. */
+static int rnic_mig_check_regs(RnicState *s)
+{
+    uint64_t bytes;
+
+    RNIC_MIG_CHECK(s->sweep_next <= s->prop.max_qp + 1, "sweep position",
+                   s->sweep_next);
+    RNIC_MIG_CHECK(s->net_vector < s->prop.msix_vectors, "Ethernet vector",
+                   s->net_vector);
+    if (s->status & RNIC_STATUS_READY) {
+        RNIC_MIG_CHECK(s->cmdq_log_size >= 1 &&
+                       s->cmdq_log_size <= RNIC_CMDQ_MAX_LOG_SIZE,
+                       "CMDQ_LOG_SIZE", s->cmdq_log_size);
+        bytes = (uint64_t)RNIC_CMD_ENTRY_SIZE << s->cmdq_log_size;
+        RNIC_MIG_CHECK(!(s->cmdq_base & 0xfff) &&
+                       s->cmdq_base <= UINT64_MAX - bytes, "command queue", 0);
+    }
+    /* A ring with entries posted is one the data path will index. */
+    if (s->txq_pi != s->txq_ci) {
+        RNIC_MIG_CHECK(s->txq_log_size >= 1 &&
+                       s->txq_log_size <= RNIC_NET_MAX_LOG_SIZE &&
+                       s->txq_pi - s->txq_ci <= (1u << s->txq_log_size),
+                       "TXQ", s->txq_log_size);
+    }
+    if (s->rxq_pi != s->rxq_ci) {
+        RNIC_MIG_CHECK(s->rxq_log_size >= 1 &&
+                       s->rxq_log_size <= RNIC_NET_MAX_LOG_SIZE &&
+                       s->rxq_pi - s->rxq_ci <= (1u << s->rxq_log_size),
+                       "RXQ", s->rxq_log_size);
+    }
+    return 0;
+}
+
 static int rnic_post_load(void *opaque, int version_id)
 {
     RnicState *s = opaque;
     uint32_t nqp = 0;
+    int ret;
+
+    ret = rnic_mig_check_regs(s);
+    if (!ret) {
+        ret = rnic_mig_check_refs(s);
+    }
+    if (ret) {
+        return ret;
+    }
 
     /*
      * The scheduling state is not migrated: every QP goes on the work
@@ -782,7 +1229,7 @@ static int rnic_post_load(void *opaque, int version_id)
     }
     s->bh_deferred = true;
     s->mig_incoming = true;
-    trace_rnic_migrate_loaded(nqp, s->host_mem_used);
+    trace_rnic_migrate_loaded(nqp, s->host_mem_used, s->mig_host_mem_src);
     return 0;
 }
 
@@ -793,6 +1240,7 @@ static int rnic_pre_save(void *opaque)
     /* The VM is stopped, so no device work is on the stack. */
     rnic_pm_run_reset(s);
     s->mig_cq_bits = s->prop.max_cq + 1;
+    s->mig_host_mem_src = s->host_mem_used;
     return 0;
 }
 
@@ -847,8 +1295,12 @@ const VMStateDescription vmstate_rnic = {
             .flags = VMS_SINGLE,
             .offset = 0,
         },
-        /* Last: making the QPs above charged them a second time. */
-        VMSTATE_UINT64(host_mem_used, RnicState),
+        /*
+         * The source's total, for the trace only: the destination charged
+         * what it loaded, and frames the source kept for reordering did
+         * not come along.
+         */
+        VMSTATE_UINT64(mig_host_mem_src, RnicState),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -80,6 +80,10 @@ typedef struct RnicPbl {
     uint8_t page_shift;
 } RnicPbl;
 
+/* Page sizes a page list may use: 4 KiB to 1 GiB. */
+#define RNIC_PBL_MIN_SHIFT  12
+#define RNIC_PBL_MAX_SHIFT  30
+
 /*
  * What the device refused to do outside D0 or with a reset pending, for
  * the host (QOM "power", `info rnic`).  A function reset wipes the guest
@@ -433,6 +437,7 @@ struct RnicState {
     bool bh_deferred;           /* work arrived while the VM was stopped */
     bool mig_incoming;          /* state loaded, the VM not yet started */
     int32_t mig_cq_bits;        /* bits of cq_ev in the stream */
+    uint64_t mig_host_mem_src;  /* the source's host_mem_used */
     VMChangeStateEntry *vmse;
 };
 

@@ -243,6 +243,37 @@ static char *rnic_mig_run(QTestState *src, QTestState *dst)
 }
 
 /*
+ * The env's RC QP in RTS with @out SENT (wr_id 0x77, not ACKed) and a
+ * RECV of @recv_len bytes at MR offset 0x800 posted (wr_id 0x55): a
+ * source with work in flight on both sides.
+ */
+static QTestState *rnic_mig_busy_qp(Env *e, void *obj, void *data,
+                                    const uint8_t *out, size_t len,
+                                    uint32_t recv_len)
+{
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    QTestState *src;
+    Roce f;
+
+    rt_env_basic(e, obj, data);
+    rt_env_rc_qp(e, RNIC_QPS_RTS);
+    src = qrnic_qts(e->r);
+    qtest_memwrite(src, e->mr.buf, out, len);
+    rt_sge_of(&sge, &e->mr, 0, len);
+    rt_send_wqe(&w, 0x77, RNIC_WR_SEND, 1);
+    qrnic_post_send(e->r, &e->qp, &w, &sge, 1);
+    qrnic_ring_sq(e->r, &e->qp);
+    rt_recv_roce(e, &f);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    rt_sge_of(&sge, &e->mr, 0x800, recv_len);
+    qrnic_post_recv(e->r, &e->qp, 0x55, &sge, 1);
+    qrnic_ring_rq(e->r, &e->qp);
+    qrnic_settle(e->r);
+    return src;
+}
+
+/*
  * A VM migrates while its RC QP has a SEND in flight (sent, not ACKed)
  * and a RECV posted.  The destination's device goes on as if nothing
  * happened: same counters and QP state, it resends the SEND from the
@@ -253,8 +284,6 @@ static char *rnic_mig_run(QTestState *src, QTestState *dst)
 static void test_migrate_rc(void *obj, void *data, QGuestAllocator *alloc)
 {
     QTestState *src, *dst;
-    struct rnic_send_wqe w;
-    struct rnic_sge sge;
     struct rnic_cqe cqe;
     uint8_t out[48], in[40], got[48];
     g_autofree char *status = NULL;
@@ -264,21 +293,8 @@ static void test_migrate_rc(void *obj, void *data, QGuestAllocator *alloc)
     Env e;
     int fd;
 
-    rt_env_basic(&e, obj, data);
-    rt_env_rc_qp(&e, RNIC_QPS_RTS);
-    src = qrnic_qts(e.r);
     rt_fill_pattern(out, sizeof(out), 0x5a);
-    qtest_memwrite(src, e.mr.buf, out, sizeof(out));
-    rt_sge_of(&sge, &e.mr, 0, sizeof(out));
-    rt_send_wqe(&w, 0x77, RNIC_WR_SEND, 1);
-    qrnic_post_send(e.r, &e.qp, &w, &sge, 1);
-    qrnic_ring_sq(e.r, &e.qp);
-    rt_recv_roce(&e, &f);
-    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
-    rt_sge_of(&sge, &e.mr, 0x800, sizeof(in));
-    qrnic_post_recv(e.r, &e.qp, 0x55, &sge, 1);
-    qrnic_ring_rq(e.r, &e.qp);
-    qrnic_settle(e.r);
+    src = rnic_mig_busy_qp(&e, obj, data, out, sizeof(out), sizeof(in));
 
     dst = rnic_mig_dest(&fd, NULL, NULL);
     status = rnic_mig_run(src, dst);
@@ -374,6 +390,212 @@ static void test_migrate_mismatch(void *obj, void *data,
                      RNIC_CMD_ERR_RESOURCE);
 }
 
+/*
+ * Loading a migration stream must not trust it.  A real stream of a
+ * device with an RC QP in RTS (a SEND in flight, a RECV posted, an MR,
+ * CQ, EQ, PD and GID) is saved to a file, and seeded mutations of its
+ * rnic section are loaded into fresh destinations: each is refused, or
+ * loads and then runs (the VM started, the clock stepped past the ACK
+ * timer) without QEMU dying.  Run under ASan, any out-of-bounds access
+ * of a loaded index, size or shift aborts the destination and fails the
+ * test.  RNIC_MIG_FUZZ_ITERS and RNIC_MIG_FUZZ_SEED make longer runs.
+ */
+#define RNIC_MIG_FUZZ_ITERS     60
+
+/* Offsets of the rnic section's body and footer in a saved stream. */
+static void rnic_mig_section(const uint8_t *buf, size_t len, size_t *body,
+                             size_t *end)
+{
+    static const char tail[] = "/rnic";
+    size_t i, n = strlen(tail);
+
+    for (i = 6; i + n + 8 <= len; i++) {
+        uint8_t idlen = buf[i - 1];
+        uint32_t sid;
+        size_t j;
+
+        /* type 0x04 (full section), section id, idstr length, idstr */
+        if (memcmp(buf + i + idlen - n, tail, n) || idlen < n ||
+            i + idlen + 8 > len || buf[i - 6] != 0x04 ||
+            memchr(buf + i, 0, idlen)) {
+            continue;
+        }
+        sid = ldl_be_p(buf + i - 5);
+        *body = i + idlen + 8;             /* instance id, version id */
+        for (j = *body; j + 5 <= len; j++) {
+            if (buf[j] == 0x7e && ldl_be_p(buf + j + 1) == sid) {
+                *end = j;
+                return;
+            }
+        }
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * One mutation: a word or a byte of the section set to an edge value.
+ * Most of a section is the zeroes of unused shadow WQE and replay slots,
+ * while counts, sizes, shifts and indices are mostly not zero, so three
+ * mutations in four go to a byte that is not zero (@nz lists them).
+ */
+static void rnic_mig_mutate(GRand *rnd, uint8_t *sec, size_t len,
+                            const GArray *nz)
+{
+    static const uint32_t words[] = {
+        0, 1, 0xff, 0x100, 0xffff, 0x10000, 0x7fffffff, 0x80000000,
+        0xfffffffe, 0xffffffff,
+    };
+    size_t at = g_rand_int_range(rnd, 0, len);
+
+    if (nz->len && g_rand_int_range(rnd, 0, 4)) {
+        at = g_array_index(nz, size_t, g_rand_int_range(rnd, 0, nz->len));
+        /* A word that ends with this byte, as a big-endian value would. */
+        if (at >= 3 && g_rand_boolean(rnd)) {
+            at -= 3;
+        }
+    }
+
+    switch (g_rand_int_range(rnd, 0, 3)) {
+    case 0:
+        if (at + 4 <= len) {
+            stl_be_p(sec + at, words[g_rand_int_range(rnd, 0,
+                                                      ARRAY_SIZE(words))]);
+        }
+        break;
+    case 1:
+        sec[at] = g_rand_int_range(rnd, 0, 256);
+        break;
+    default:
+        sec[at] ^= 1u << g_rand_int_range(rnd, 0, 8);
+        break;
+    }
+}
+
+/* Loads @path into a fresh destination; true if it was accepted. */
+static bool rnic_mig_load_file(const char *path)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    QTestState *dst;
+    const char *st = NULL;
+    QDict *resp = NULL;
+    bool loaded;
+    int fd, i;
+
+    dst = rnic_mig_dest(&fd, NULL, NULL);
+    qtest_qmp_assert_success(dst, "{'execute': 'migrate-incoming',"
+                                  " 'arguments': {'uri': %s,"
+                                  " 'exit-on-error': false}}", uri);
+    for (i = 0; i < 2000; i++) {
+        resp = qtest_qmp(dst, "{'execute': 'query-migrate'}");
+        st = qdict_get_try_str(qdict_get_qdict(resp, "return"), "status");
+        if (st && (!strcmp(st, "completed") || !strcmp(st, "failed"))) {
+            break;
+        }
+        qobject_unref(resp);
+        resp = NULL;
+        g_usleep(5 * 1000);
+    }
+    g_assert_nonnull(resp);
+    loaded = !strcmp(st, "completed");
+    qobject_unref(resp);
+    if (loaded) {
+        /* Let the loaded device run: its bottom half and its timers. */
+        qtest_qmp_assert_success(dst, "{'execute': 'cont'}");
+        qtest_clock_step(dst, 500 * 1000 * 1000);
+        qtest_clock_step(dst, 500 * 1000 * 1000);
+    }
+    /* qtest_quit() fails the test if the destination died on a signal. */
+    qtest_quit(dst);
+    close(fd);
+    return loaded;
+}
+
+static void test_migrate_mutated(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    const char *env_iters = g_getenv("RNIC_MIG_FUZZ_ITERS");
+    const char *env_seed = g_getenv("RNIC_MIG_FUZZ_SEED");
+    unsigned iters = env_iters ? g_ascii_strtoull(env_iters, NULL, 0)
+                               : RNIC_MIG_FUZZ_ITERS;
+    guint32 seed = env_seed ? g_ascii_strtoull(env_seed, NULL, 0)
+                            : 0x6d696721;
+    g_autofree char *orig_path = NULL, *mut_path = NULL, *uri = NULL;
+    g_autofree uint8_t *orig = NULL;
+    g_autoptr(GRand) rnd = g_rand_new_with_seed(seed);
+    g_autoptr(GArray) nz = NULL;
+    unsigned refused = 0, loaded = 0, it;
+    size_t len, body, end;
+    QTestState *src;
+    QDict *resp;
+    uint8_t out[48];
+    Env e;
+    int i;
+
+    rt_fill_pattern(out, sizeof(out), 0x3c);
+    src = rnic_mig_busy_qp(&e, obj, data, out, sizeof(out), 64);
+
+    orig_path = g_strdup_printf("%s/rnic-mig-%d.bin", g_get_tmp_dir(),
+                                getpid());
+    mut_path = g_strdup_printf("%s/rnic-mig-%d-mut.bin", g_get_tmp_dir(),
+                               getpid());
+    uri = g_strdup_printf("file:%s", orig_path);
+    qtest_qmp_assert_success(src, "{'execute': 'migrate',"
+                                  " 'arguments': {'uri': %s}}", uri);
+    for (i = 0; i < 3000; i++) {
+        const char *st;
+        bool done;
+
+        resp = qtest_qmp(src, "{'execute': 'query-migrate'}");
+        st = qdict_get_try_str(qdict_get_qdict(resp, "return"), "status");
+        g_assert_true(!st || strcmp(st, "failed"));
+        done = st && !strcmp(st, "completed");
+        qobject_unref(resp);
+        if (done) {
+            break;
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_true(g_file_get_contents(orig_path, (char **)&orig, &len, NULL));
+    rnic_mig_section(orig, len, &body, &end);
+    g_test_message("stream of %zu bytes, rnic section [%zu, %zu), seed "
+                   "0x%x", len, body, end, seed);
+    g_assert_cmpuint(end - body, >, 1024);
+    nz = g_array_new(false, false, sizeof(size_t));
+    for (size_t k = body; k < end; k++) {
+        if (orig[k]) {
+            size_t off = k - body;
+
+            g_array_append_val(nz, off);
+        }
+    }
+
+    /* The stream as saved loads: the mutations start from a good one. */
+    g_assert_true(rnic_mig_load_file(orig_path));
+
+    for (it = 0; it < iters; it++) {
+        g_autofree uint8_t *mut = g_memdup2(orig, len);
+        unsigned n = g_rand_int_range(rnd, 1, 4);
+
+        while (n--) {
+            rnic_mig_mutate(rnd, mut + body, end - body, nz);
+        }
+        g_assert_true(g_file_set_contents(mut_path, (char *)mut, len, NULL));
+        if (rnic_mig_load_file(mut_path)) {
+            loaded++;
+        } else {
+            refused++;
+        }
+    }
+    g_test_message("%u mutated streams: %u refused, %u loaded and ran; "
+                   "%u of the section's bytes are not zero", iters, refused,
+                   loaded, nz->len);
+    /* Both outcomes happen, or the mutations did not reach the checks. */
+    g_assert_cmpuint(refused, >, 0);
+    g_assert_cmpuint(loaded, >, 0);
+    unlink(orig_path);
+    unlink(mut_path);
+}
+
 /* ---- device properties ---- */
 
 /*
@@ -427,6 +649,7 @@ static void register_rnic_host_test(void)
     rt_add("qom-state", test_qom_state);
     rt_add_migrate("migrate-rc", test_migrate_rc);
     rt_add_migrate("migrate-mismatch", test_migrate_mismatch);
+    rt_add_migrate("migrate-mutated", test_migrate_mutated);
 }
 
 libqos_init(register_rnic_host_test);
