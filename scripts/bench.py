@@ -4,13 +4,18 @@
 The rnic benchmark: rnic against Soft-RoCE (rxe on virtio-net) in the same
 VMs, in one run.
 
-    bench.py [--smoke] [--reps N] [--out DIR] [--no-scale] -- LAUNCHER-ARGS...
+    bench.py [--smoke] [--reps N] [--out DIR] [--no-scale] [--only RUNS]
+             -- LAUNCHER-ARGS...
 
 LAUNCHER-ARGS go to every scripts/vmlaunch.py call (QEMU binary, kernel,
 image, firmware directories).  The runs:
 
   main     2 VMs, each with the rnic device and rxe0 on its virtio NIC; the
            guest's 'rnic-bench main' alternates every row on rxe and rnic;
+  middleware  2 VMs as in main: ucx_perftest over UCX's RC transport,
+           NetPIPE over Open MPI's pml ucx and qperf's RC tests, on rxe and
+           rnic.  A row a device cannot run says so in the table, with the
+           program's reason;
   loss     2 VMs, rnic with loss=1: 64 KiB writes at 1% injected loss;
   mcast    2 VMs on a socket-multicast segment: the same 64 KiB writes;
   nice     2 VMs as in main, their vCPU threads at nice 19 (vmlaunch
@@ -21,11 +26,14 @@ image, firmware directories).  The runs:
            root) and on a multicast segment: one pair alone, then all four.
 
 --smoke runs 'main' only, with tiny runs and one repetition: it checks that
-the chain works end to end (README command 2 runs it).  Every figure is a
-median over the repetitions; the host's memcpy bandwidth, measured in the
-same run, is the ceiling of the device's data path.  The table, a CSV and a
-PNG plot go to the output directory.  Nothing here is a pass/fail
-threshold, but a row that produced no figure fails the run.
+the chain works end to end (README command 2 runs it).  --only runs the
+runs named (main,middleware,loss,mcast,nice,scale) and nothing else, also
+with --smoke.  Every figure is a median over the repetitions; the host's
+memcpy bandwidth, measured in the same run, is the ceiling of the device's
+data path.  The table, a CSV and a PNG plot go to the output directory.
+Nothing here is a pass/fail threshold, but a row that produced no figure
+fails the run, except one that rxe could not run, which the table names
+with the program's reason.
 """
 
 import argparse
@@ -40,6 +48,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER = os.path.join(ROOT, "scripts", "vmlaunch.py")
 LINE = re.compile(r"RNIC-BENCH (\S+) (rnic|rxe) (\d+) (.*)$")
+# A row the device could not run, and the program's reason.
+FAIL_LINE = re.compile(r"RNIC-BENCH-FAIL (\S+) (rnic|rxe) (\d+) (.*)$")
 
 # (row key, label, metric, unit, higher is better)
 ROWS = [
@@ -61,6 +71,17 @@ ROWS = [
     ("nvme_randread_4k", "NVMe-oF 4 KiB randread qd32", "iops", "IOPS", True),
     ("nvme_read_128k", "NVMe-oF 128 KiB seq read", "mbps", "MB/s", True),
 ]
+# The middleware run's rows.  ucx_perftest's "MB/s" are MiB/s; qperf's MB
+# are 10^6 bytes.  The latencies are half a round trip, as perftest's.
+MW_ROWS = [
+    ("ucx_tag_bw_65536", "ucx_perftest tag_bw 64 KiB (UCX rc_verbs)", "mbps", "MiB/s", True),
+    ("ucx_tag_lat_8", "ucx_perftest tag_lat 8 B typical (UCX rc_verbs)", "typ_us", "us", False),
+    ("netpipe", "NetPIPE, Open MPI pml ucx: peak bandwidth", "gbps", "Gb/s", True),
+    ("netpipe", "NetPIPE, Open MPI pml ucx: 1 B latency", "typ_us", "us", False),
+    ("qperf_rc_bw", "qperf -cm1 rc_bw", "mbps", "MB/s", True),
+    ("qperf_rc_lat", "qperf -cm1 rc_lat", "typ_us", "us", False),
+]
+RUNS = ("main", "middleware", "loss", "mcast", "nice", "scale")
 BW_SIZES = [64, 4096, 65536, 1048576]
 # The 'nice' run: its vCPU threads' nice value, and the rows it repeats.
 NICE = 19
@@ -80,14 +101,18 @@ def memcpy_gbps(size=256 << 20, rounds=8):
     return best
 
 
-def parse_logs(workdir):
-    """{(row, dev): [{rep: {key: value}}]} from every VM's serial log."""
+def parse_logs(workdir, fails=None):
+    """{(row, dev): [{rep: {key: value}}]} from every VM's serial log; the
+    rows a device failed go into FAILS, {(row, dev): reason}."""
     data = {}
     for name in sorted(os.listdir(workdir)):
         if not name.endswith(".serial.log"):
             continue
         with open(os.path.join(workdir, name), errors="replace") as f:
             for line in f:
+                m = FAIL_LINE.search(line.strip())
+                if m and fails is not None:
+                    fails.setdefault((m.group(1), m.group(2)), m.group(4).strip())
                 m = LINE.search(line.strip())
                 if not m:
                     continue
@@ -119,14 +144,17 @@ class Bench:
         self.out = os.path.abspath(args.out)
         os.makedirs(self.out, exist_ok=True)
         self.failed = []
+        self.fails = {}     # {(row, dev): reason} of the rows a device failed
         self.accel = "?"
+        self.main = {}
+        self.extra = {}
 
     def launch(self, plan, extra, vms=2, timeout=3600):
         workdir = os.path.join(self.out, plan)
         env = ["--env", "RNIC_BENCH_REPS=%d" % self.args.reps,
                "--env", "RNIC_BENCH_SMOKE=%d" % self.args.smoke]
-        guest_plan = {"main": "main", "nice": "latency", "scale-bridge": "scale",
-                      "scale-mcast": "scale"}.get(plan, "single")
+        guest_plan = {"main": "main", "middleware": "middleware", "nice": "latency",
+                      "scale-bridge": "scale", "scale-mcast": "scale"}.get(plan, "single")
         argv = [sys.executable, LAUNCHER] + self.args.launcher + [
             "--name", "bench-" + plan, "--workdir", workdir, "-q",
             "--vms", str(vms), "--timeout", str(timeout),
@@ -140,29 +168,32 @@ class Bench:
             self.failed.append(plan)
         if self.accel == "?":
             self.accel = accel_of(workdir)
-        return parse_logs(workdir)
+        return parse_logs(workdir, self.fails)
 
     def run(self):
         a = self.args
         self.memcpy = memcpy_gbps()
         print("bench: host memcpy %.1f GB/s" % self.memcpy, flush=True)
-        self.main = self.launch("main", ["--rnic", "--rxe", "--mem", "2048"],
-                                timeout=600 if a.smoke else 5400)
-        self.extra = {}
-        if not a.smoke:
+        both = ["--rnic", "--rxe", "--mem", "2048"]
+        if "main" in a.only:
+            self.main = self.launch("main", both, timeout=600 if a.smoke else 5400)
+        if "middleware" in a.only:
+            self.extra["middleware"] = self.launch("middleware", both)
+        if "loss" in a.only:
             self.extra["loss"] = self.launch("loss", ["--rnic", "--rnic-opt", "loss=1",
                                                       "--rnic-opt", "loss-seed=3"])
+        if "mcast" in a.only:
             self.extra["mcast"] = self.launch("mcast", ["--rnic", "--net", "mcast"])
-            self.extra["nice"] = self.launch("nice", ["--rnic", "--rxe", "--mem", "2048",
-                                                      "--vcpu-nice", str(NICE)])
-            if not a.no_scale:
-                if os.geteuid() == 0:
-                    self.extra["scale-bridge"] = self.launch(
-                        "scale-bridge", ["--rnic", "--net", "tap"], vms=8)
-                else:
-                    print("bench: not root, no bridge for the scale row", flush=True)
-                self.extra["scale-mcast"] = self.launch(
-                    "scale-mcast", ["--rnic", "--net", "mcast"], vms=8)
+        if "nice" in a.only:
+            self.extra["nice"] = self.launch("nice", both + ["--vcpu-nice", str(NICE)])
+        if "scale" in a.only and not a.no_scale:
+            if os.geteuid() == 0:
+                self.extra["scale-bridge"] = self.launch(
+                    "scale-bridge", ["--rnic", "--net", "tap"], vms=8)
+            else:
+                print("bench: not root, no bridge for the scale row", flush=True)
+            self.extra["scale-mcast"] = self.launch(
+                "scale-mcast", ["--rnic", "--net", "mcast"], vms=8)
         return self.report()
 
     # ---- figures -------------------------------------------------------------
@@ -193,12 +224,14 @@ class Bench:
 
         def add(label, unit, rxe, rnic, higher, note=""):
             adv = None
-            if rxe and rnic:
+            if isinstance(rxe, str) or isinstance(rnic, str):
+                adv = "n/a"
+            elif rxe and rnic:
                 adv = rnic / rxe if higher else rxe / rnic
             table.append((label, unit, rxe, rnic, adv, note))
 
         missing = []
-        for key, label, metric, unit, higher in ROWS:
+        for key, label, metric, unit, higher in ROWS if self.main else ():
             rxe = self.value(self.main, key, "rxe", metric)
             rnic = self.value(self.main, key, "rnic", metric)
             if rxe is None or rnic is None:
@@ -207,6 +240,24 @@ class Bench:
             if metric == "gbps" and rnic:
                 note = "%.1f%% of memcpy" % (100 * rnic / (self.memcpy * 8))
             add(label, unit, rxe, rnic, higher, note)
+        if "middleware" in self.extra:
+            for key, label, metric, unit, higher in MW_ROWS:
+                got = {d: self.value(self.extra["middleware"], key, d, metric)
+                       for d in ("rxe", "rnic")}
+                # A device that could not run the row: the table says so and
+                # why, and gives no ratio; only rxe may.  (The guest stops a
+                # row on a device at its first failure, so a figure with a
+                # failure comes from the repetitions before it.)
+                note = "; ".join("%s: %s (%s)" % (d, "fails" if got[d] is None else
+                                                  "failed in a later repetition",
+                                                  self.fails[(key, d)])
+                                 for d in ("rxe", "rnic") if (key, d) in self.fails)
+                for d in ("rxe", "rnic"):
+                    if got[d] is None and (d == "rnic" or (key, d) not in self.fails):
+                        missing.append("%s on %s" % (label, d))
+                    elif got[d] is None:
+                        got[d] = "fails"
+                add(label, unit, got["rxe"], got["rnic"], higher, note)
         lossless = self.value(self.main, "write_bw_65536", "rnic", "gbps")
         for plan, label in (("loss", "ib_write_bw 64 KiB at 1% loss"),
                             ("mcast", "ib_write_bw 64 KiB, multicast segment")):
@@ -242,7 +293,8 @@ class Bench:
                 "min; max %.3f" % max(pairs))
 
         self.write(table)
-        self.plot()
+        if self.main:
+            self.plot()
         if missing:
             print("bench: FAILED: no figure for: " + ", ".join(missing), flush=True)
         if self.failed:
@@ -253,21 +305,26 @@ class Bench:
         def fmt(v):
             if v is None:
                 return "-"
+            if isinstance(v, str):
+                return v
             return "%.3f" % v if v < 100 else "%.0f" % v
         mtu = {d: self.value(self.main, "path_mtu", d, "mtu") for d in ("rnic", "rxe")}
         head = ("rnic benchmark, %s, %s, accelerator %s, %d repetition(s)%s, "
-                "host memcpy %.1f GB/s, path MTU rnic %s, rxe %s (each device's default)"
+                "host memcpy %.1f GB/s"
                 % (time.strftime("%Y-%m-%d"), os.uname().machine + " " +
                    str(os.cpu_count()) + " cores", self.accel, self.args.reps,
-                   " (smoke)" if self.args.smoke else "", self.memcpy,
-                   *("%d" % mtu[d] if mtu[d] else "?" for d in ("rnic", "rxe"))))
+                   " (smoke)" if self.args.smoke else "", self.memcpy))
+        # The main run measures the path MTUs; --only may leave it out.
+        if self.main:
+            head += (", path MTU rnic %s, rxe %s (each device's default)"
+                     % tuple("%d" % mtu[d] if mtu[d] else "?" for d in ("rnic", "rxe")))
         lines = [head, "",
                  "| test | unit | rxe | rnic | rnic advantage | note |",
                  "|---|---|---|---|---|---|"]
         for label, unit, rxe, rnic, adv, note in table:
             lines.append("| %s | %s | %s | %s | %s | %s |" % (
                 label, unit, fmt(rxe), fmt(rnic),
-                "%.1fx" % adv if adv else "-", note))
+                adv if isinstance(adv, str) else "%.1fx" % adv if adv else "-", note))
         lines.append("")
         lines.append("rnic advantage: rnic/rxe for rates, rxe/rnic for times, "
                      "latencies and CPU (above 1 means rnic is better); medians.")
@@ -278,9 +335,10 @@ class Bench:
             w = csv.writer(f)
             w.writerow(["test", "unit", "rxe", "rnic", "rnic_advantage", "note"])
             for label, unit, rxe, rnic, adv, note in table:
-                w.writerow([label, unit, "" if rxe is None else "%.6g" % rxe,
-                            "" if rnic is None else "%.6g" % rnic,
-                            "" if adv is None else "%.4g" % adv, note])
+                w.writerow([label, unit] + [
+                    "" if v is None else v if isinstance(v, str) else fmt_csv % v
+                    for v, fmt_csv in ((rxe, "%.6g"), (rnic, "%.6g"), (adv, "%.4g"))]
+                    + [note])
         print(text, flush=True)
         print("bench: table, CSV and plot in %s" % self.out, flush=True)
 
@@ -320,7 +378,14 @@ def main(argv):
     p.add_argument("--reps", type=int, help="repetitions (default 5, smoke 1)")
     p.add_argument("--out", help="results directory (default .cache/bench/DATE-TIME)")
     p.add_argument("--no-scale", action="store_true", help="skip the 8-VM scale runs")
+    p.add_argument("--only", metavar="RUNS",
+                   help="comma-separated runs to do (default all: %s; with --smoke, main)"
+                   % ",".join(RUNS))
     args = p.parse_args(own)
+    args.only = (args.only or ("main" if args.smoke else ",".join(RUNS))).split(",")
+    bad = [r for r in args.only if r not in RUNS]
+    if bad:
+        p.error("--only: no run %s (runs: %s)" % (", ".join(bad), ", ".join(RUNS)))
     args.launcher = launcher
     args.smoke = int(args.smoke)
     if args.reps is None:
