@@ -571,6 +571,14 @@ bool rnic_key_invalidate(RnicState *s, uint32_t pdn, uint32_t qpn,
         mr = rnic_fr_mr(s, pdn, key);
         if (!mr || mr->key != (key & 0xff)) {
             why = "no such fast-reg MR";
+        } else if (qpn && !(mr->access & (RNIC_ACCESS_REMOTE_READ |
+                                          RNIC_ACCESS_REMOTE_WRITE |
+                                          RNIC_ACCESS_REMOTE_ATOMIC))) {
+            /*
+             * A peer may end only a registration it was given remote
+             * rights to, as with rxe, where such an MR has no R_Key.
+             */
+            why = "MR has no remote access rights";
         } else if (mr->mw_refs) {
             /* As rxe does: its windows would outlive the registration. */
             why = "MR has bound memory windows";

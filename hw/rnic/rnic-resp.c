@@ -416,6 +416,20 @@ static void rnic_resp_send(RnicState *s, RnicQP *qp, const RnicPkt *p,
             .byte_len = r->off,
         };
 
+        /*
+         * A key the peer may not invalidate ends the message in error
+         * (IBA class J): reporting WITH_INV would tell the consumer that
+         * a registration is gone while it still admits remote access.
+         */
+        if ((flags & RNIC_HDR_IETH) &&
+            !rnic_key_invalidate(s, qp->pdn, qp->qpn, p->ieth_rkey)) {
+            rnic_resp_recv_err(s, qp, RNIC_WC_REM_INV_REQ_ERR);
+            rnic_resp_fatal(s, qp, p->bth.psn, RNIC_NAK_INVALID_REQ,
+                            RNIC_EQE_QP_REQ_ERR,
+                            "SEND_INV of a key it may not invalidate");
+            return;
+        }
+
         if (flags & RNIC_HDR_IMMDT) {
             cqe.flags |= RNIC_CQE_WITH_IMM;
             cqe.imm_inv = rnic_imm_to_cqe(p->imm);  /* stored as on the wire */
@@ -423,10 +437,6 @@ static void rnic_resp_send(RnicState *s, RnicQP *qp, const RnicPkt *p,
         if (flags & RNIC_HDR_IETH) {
             cqe.flags |= RNIC_CQE_WITH_INV;
             cqe.imm_inv = p->ieth_rkey;
-            if (!rnic_key_invalidate(s, qp->pdn, qp->qpn, p->ieth_rkey)) {
-                trace_rnic_tp_resp_err(qp->qpn, "SEND_INV of an unknown key",
-                                       p->bth.psn);
-            }
         }
         if (p->bth.se) {
             cqe.flags |= RNIC_CQE_SOLICITED;

@@ -256,6 +256,68 @@ static void test_fast_reg_remote_inv(void *obj, void *data,
     rt_expect_ack(&e, AETH_NAK(NAK_REM_ACCESS), QP_RQ_PSN + 1);
 }
 
+/*
+ * A peer's SEND with invalidate may end only a registration it was given
+ * remote rights to, and a key it may not invalidate fails the message:
+ * the RECV completes with REM_INV_REQ_ERR (never WITH_INV), the peer
+ * gets an invalid-request NAK, the QP goes to ERR, and the MR stays
+ * registered.  Before, the RECV completed with success and WITH_INV.
+ */
+static void test_remote_inv_refused(void *obj, void *data,
+                                    QGuestAllocator *alloc)
+{
+    uint64_t pg[2], list;
+    uint32_t keys[2];           /* the local-only MR's, and a key of none */
+    uint8_t payload[16];
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint32_t key;
+    size_t i;
+    Roce f;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    key = alloc_fr_mr(&e, 2);
+    two_pages(&e, pg, &list);
+    post_reg_mr(&e, 1, key, RNIC_ACCESS_LOCAL_WRITE, FR_IOVA,
+                2 * QRNIC_PAGE, list, 2);
+    expect_send_cqe(&e, 1, RNIC_WC_SUCCESS, RNIC_WC_REG_MR);
+    keys[0] = key;
+    keys[1] = key ^ 0x100;
+
+    for (i = 0; i < ARRAY_SIZE(keys); i++) {
+        if (i) {
+            g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0,
+                                           e.qp.qpn), ==, RNIC_CMD_OK);
+            rt_env_rc_qp(&e, RNIC_QPS_RTS);
+        }
+        rt_sge_of(&sge, &e.mr, 0, 64);
+        qrnic_post_recv(e.r, &e.qp, 0x90 + i, &sge, 1);
+        qrnic_ring_rq(e.r, &e.qp);
+        rt_fill_pattern(payload, sizeof(payload), 2);
+        rt_roce_init_payload(&f, OPC_SEND_ONLY_INV, e.qp.qpn, QP_RQ_PSN,
+                             payload, sizeof(payload));
+        f.rkey = keys[i];
+        rt_send_roce(&e, &f);
+        rt_expect_ack(&e, AETH_NAK(NAK_INV_REQ), QP_RQ_PSN);
+        g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x90 + i);
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_REM_INV_REQ_ERR);
+        g_assert_false(cqe.flags & RNIC_CQE_WITH_INV);
+        qrnic_settle(e.r);
+        g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+    }
+
+    /* Still registered: registering it again without LOCAL_INV fails. */
+    g_assert_cmpuint(qrnic_destroy(e.r, RNIC_CMD_DESTROY_QP, 0, e.qp.qpn),
+                     ==, RNIC_CMD_OK);
+    rt_env_rc_qp(&e, RNIC_QPS_RTS);
+    post_reg_mr(&e, 2, key, RNIC_ACCESS_LOCAL_WRITE, FR_IOVA, QRNIC_PAGE,
+                list, 1);
+    expect_send_cqe(&e, 2, RNIC_WC_LOC_QP_OP_ERR, 0);
+}
+
 /* ---- memory windows ---- */
 
 static uint32_t alloc_mw(Env *e, uint8_t type)
@@ -760,6 +822,7 @@ static void register_rnic_mem_test(void)
     rt_add("fast-reg-wqe", test_fast_reg_wqe);
     rt_add("fast-reg-wqe-errors", test_fast_reg_wqe_errors);
     rt_add("fast-reg-remote-inv", test_fast_reg_remote_inv);
+    rt_add("remote-inv-refused", test_remote_inv_refused);
     rt_add("mw", test_mw);
     rt_add("mw-holds-fr-mr", test_mw_holds_fr_mr);
     rt_add("atomic-write-rx", test_atomic_write_rx);
