@@ -13,6 +13,7 @@
 #include "qemu/log.h"
 #include "qemu/bswap.h"
 #include "net/net.h"
+#include "net/wirefault.h"
 #include "rnic.h"
 #include "rnic-wire.h"
 #include "trace.h"
@@ -291,27 +292,15 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
 
 /* ---- RoCE egress: fault injection, loopback, netdev ---- */
 
-/* xorshift32: cheap, and the same seed gives the same sequence. */
-static uint32_t rnic_xorshift(uint32_t *state)
-{
-    uint32_t x = *state;
-
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    *state = x;
-    return x;
-}
-
 static bool rnic_loss_drop(RnicState *s)
 {
-    return s->prop.loss && rnic_xorshift(&s->loss_state) % 100 < s->prop.loss;
+    return wirefault_hit(&s->loss_state, s->prop.loss);
 }
 
 /* True for 'pct' percent of the calls; draws nothing when pct is 0. */
 static bool rnic_fault(RnicState *s, uint32_t pct)
 {
-    return pct && rnic_xorshift(&s->fault_state) % 100 < pct;
+    return wirefault_hit(&s->fault_state, pct);
 }
 
 static RnicRxFrame *rnic_frame_copy(const uint8_t *buf, size_t len)
@@ -375,71 +364,6 @@ void rnic_net_flush_held(RnicState *s)
     }
 }
 
-/* Flips one bit the ICRC covers: in the BTH, its extensions or payload. */
-static void rnic_net_corrupt(RnicState *s, uint8_t *frame, size_t len)
-{
-    size_t off = RNIC_ETH_HLEN, end = len;
-    uint16_t type = rnic_ld16be(frame + 12);
-    uint32_t r = rnic_xorshift(&s->fault_state);
-
-    if (type == RNIC_ETHERTYPE_VLAN && len >= off + RNIC_VLAN_HLEN) {
-        type = rnic_ld16be(frame + 16);
-        off += RNIC_VLAN_HLEN;
-    }
-    if (type == RNIC_ETHERTYPE_IPV4 && len >= off + RNIC_IPV4_HLEN) {
-        off += (frame[off] & 0xf) * 4;
-    } else if (type == RNIC_ETHERTYPE_IPV6) {
-        off += RNIC_IPV6_HLEN;
-    }
-    if (len >= off + RNIC_UDP_HLEN) {
-        end = MIN(len, off + rnic_ld16be(frame + off + 4));
-        off += RNIC_UDP_HLEN;
-    }
-    if (off >= end) {
-        off = RNIC_ETH_HLEN;
-        end = len;
-    }
-    frame[off + (r >> 3) % (end - off)] ^= 1u << (r & 7);
-}
-
-/*
- * Marks an ECN-capable RoCEv2 frame CE (Congestion Experienced), as a
- * switch whose queue is filling would; false if it is not ECN-capable.
- * The ICRC does not cover the ECN bits, only the IPv4 header checksum.
- */
-static bool rnic_net_mark_ce(uint8_t *frame, size_t len)
-{
-    size_t off = RNIC_ETH_HLEN;
-    uint16_t type = rnic_ld16be(frame + 12);
-    uint8_t *ip;
-
-    if (type == RNIC_ETHERTYPE_VLAN && len >= off + RNIC_VLAN_HLEN) {
-        type = rnic_ld16be(frame + 16);
-        off += RNIC_VLAN_HLEN;
-    }
-    ip = frame + off;
-    if (type == RNIC_ETHERTYPE_IPV4 && len >= off + RNIC_IPV4_HLEN) {
-        size_t hlen = (ip[0] & 0xf) * 4;
-
-        if (!(ip[1] & RNIC_ECN_MASK) || hlen < RNIC_IPV4_HLEN ||
-            len < off + hlen) {
-            return false;
-        }
-        ip[1] |= RNIC_ECN_CE;
-        rnic_st16be(ip + 10, rnic_ipv4_hdr_csum(ip, hlen));
-        return true;
-    }
-    if (type == RNIC_ETHERTYPE_IPV6 && len >= off + RNIC_IPV6_HLEN) {
-        /* The traffic class straddles bytes 0 and 1; ECN is its low bits. */
-        if (!((ip[1] >> 4) & RNIC_ECN_MASK)) {
-            return false;
-        }
-        ip[1] |= RNIC_ECN_CE << 4;
-        return true;
-    }
-    return false;
-}
-
 static void rnic_delay_timer_cb(void *opaque)
 {
     /* Sending is the bottom half's business, like all device work. */
@@ -481,7 +405,8 @@ void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
     }
     if (rnic_fault(s, s->prop.corrupt)) {
         bad = g_memdup2(frame, len);
-        rnic_net_corrupt(s, bad, len);
+        /* One bit the ICRC covers: in the BTH, its extensions or payload. */
+        wirefault_corrupt(bad, len, wirefault_next(&s->fault_state));
         frame = bad;
         s->cnt[RNIC_CNT_TX_CORRUPT_INJECTED]++;
         trace_rnic_net_fault("corrupt", len);
@@ -491,7 +416,7 @@ void rnic_net_roce_tx(RnicState *s, const uint8_t *frame, size_t len)
             bad = g_memdup2(frame, len);
             frame = bad;
         }
-        if (rnic_net_mark_ce(bad, len)) {
+        if (wirefault_mark_ce(bad, len)) {
             trace_rnic_net_fault("ce-mark", len);
         }
     }
