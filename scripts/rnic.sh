@@ -10,7 +10,8 @@
 #   ./scripts/rnic.sh build           fetch and build everything, run nothing
 #   ./scripts/rnic.sh vm ARGS...      scripts/vmlaunch.py with the built artefacts
 #   ./scripts/rnic.sh fuzz [SECONDS [TARGET]]  libFuzzer (clang, ASan, UBSan) on
-#                                   rnic: generic-fuzz (default) or rnic-wire
+#                                   rnic: generic-fuzz (default), rnic-wire
+#                                   or migrate-stream
 #   ./scripts/rnic.sh kmod-host       build the kernel module against Debian 12's headers
 #   ./scripts/rnic.sh dkms-check      build it with dkms for 6.1, trixie's 6.12 and the newest
 #   ./scripts/rnic.sh packages [--suite trixie|bookworm] [--out DIR]
