@@ -32,6 +32,7 @@
 struct RnicRxFrame {
     QSIMPLEQ_ENTRY(RnicRxFrame) next;
     int64_t due;                /* delayed egress: when to send, in us */
+    bool eth;                   /* received: for the Ethernet RX ring */
     size_t len;
     uint8_t data[];
 };
@@ -202,8 +203,13 @@ static void rnic_net_rx_eth(RnicState *s, const uint8_t *buf, size_t len)
     rnic_net_eth_irq(s);
 }
 
-/* Queues a RoCE frame for the bottom half; false if it was dropped. */
-static bool rnic_net_rx_queue(RnicState *s, const uint8_t *buf, size_t len)
+/*
+ * Queues a received frame for the bottom half, which does all guest DMA:
+ * a RoCE or flow-rule frame (@eth false) or one for the Ethernet RX ring.
+ * False if it was dropped.
+ */
+static bool rnic_net_rx_queue_as(RnicState *s, const uint8_t *buf,
+                                 size_t len, bool eth)
 {
     RnicRxFrame *f;
 
@@ -218,6 +224,7 @@ static bool rnic_net_rx_queue(RnicState *s, const uint8_t *buf, size_t len)
         return false;
     }
     f->len = len;
+    f->eth = eth;
     memcpy(f->data, buf, len);
     QSIMPLEQ_INSERT_TAIL(&s->rx_q, f, next);
     s->rx_len++;
@@ -226,13 +233,19 @@ static bool rnic_net_rx_queue(RnicState *s, const uint8_t *buf, size_t len)
     return true;
 }
 
+static bool rnic_net_rx_queue(RnicState *s, const uint8_t *buf, size_t len)
+{
+    return rnic_net_rx_queue_as(s, buf, len, false);
+}
+
 bool rnic_net_can_receive(NetClientState *nc)
 {
     RnicState *s = qemu_get_nic_opaque(nc);
 
     /*
-     * Frames without an Ethernet descriptor are dropped, so only a full
-     * RoCE queue holds the netdev back; the bottom half flushes it.
+     * Frames without an Ethernet descriptor are dropped (by the bottom
+     * half), so only a full queue holds the netdev back; the bottom half
+     * flushes it.
      */
     if (s->rx_len >= RNIC_RX_MAX_FRAMES) {
         s->rx_blocked = true;
@@ -286,7 +299,7 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
         trace_rnic_net_rx_filtered(len);
         return len;
     }
-    rnic_net_rx_eth(s, buf, len);
+    rnic_net_rx_queue_as(s, buf, len, true);
     return len;
 }
 
@@ -309,6 +322,7 @@ static RnicRxFrame *rnic_frame_copy(const uint8_t *buf, size_t len)
 
     if (f) {
         f->len = len;
+        f->eth = false;
         f->due = 0;
         memcpy(f->data, buf, len);
     }
@@ -466,8 +480,10 @@ void rnic_net_rx_run(RnicState *s, int *budget)
         QSIMPLEQ_REMOVE_HEAD(&s->rx_q, next);
         s->rx_len--;
         (*budget)--;
+        if (f->eth) {
+            rnic_net_rx_eth(s, f->data, f->len);
         /* Our GIDs may have changed while the frame waited. */
-        if (rnic_net_roce_for_us(s, f->data, f->len)) {
+        } else if (rnic_net_roce_for_us(s, f->data, f->len)) {
             trace_rnic_net_rx_deliver(f->len);
             rnic_tp_rx(s, f->data, f->len);
         } else if (rnic_flow_deliver(s, f->data, f->len)) {

@@ -486,6 +486,43 @@ static void test_eth_rx_bad_addr(void *obj, void *data,
     g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
 }
 
+/*
+ * An RX buffer on the device's own BAR0, where a received frame would
+ * write CTRL (its first bytes, our MAC, have RESET set and ENABLE clear).
+ * The frame is written from the bottom half, under the device's
+ * re-entrancy guard, so the write is refused: the descriptor completes
+ * with an error and the device goes on, its counters and state intact.
+ * Before, the netdev's receive callback wrote it unguarded and the
+ * device reset itself.
+ */
+static void test_eth_rx_on_own_bar(void *obj, void *data,
+                                   QGuestAllocator *alloc)
+{
+    Env e;
+    struct rnic_net_desc d;
+    uint8_t frame[ETH_FRAME_LEN];
+    uint64_t ring;
+
+    rt_env_init(&e, obj, data);
+    qrnic_enable(e.r);
+    ring = net_ring_new(e.r, RNIC_REG_RXQ_BASE_LO);
+    net_desc_put(e.r, ring, 0, e.r->regs.addr + RNIC_REG_CTRL, 0, 2048);
+    qrnic_writel(e.r, RNIC_REG_NET_CTRL, RNIC_NET_CTRL_RX_EN);
+    qrnic_writel(e.r, RNIC_REG_RXQ_BASE_LO + NQ_PI, 1);
+
+    build_icmp(frame, rt_dev_mac, 0x71);
+    g_assert_true(frame[0] & 2);        /* would set CTRL.RESET */
+    rt_sock_send(e.fd, frame, sizeof(frame));
+    g_assert_true(net_desc_wait(e.r, ring, 0, &d));
+    g_assert_cmphex(d.status, ==, RNIC_NET_DESC_DONE | RNIC_NET_DESC_ERR);
+    qrnic_settle(e.r);
+    g_assert_cmpuint(qrnic_counter(e.r, RNIC_CNT_ETH_RX_DROPPED), ==, 1);
+    g_assert_cmphex(qrnic_readl(e.r, RNIC_REG_STATUS) & RNIC_STATUS_READY,
+                    ==, RNIC_STATUS_READY);
+    g_assert_cmphex(qrnic_readl(e.r, RNIC_REG_NET_CTRL), ==,
+                    RNIC_NET_CTRL_RX_EN);
+}
+
 /* ---- registration ---- */
 
 /* ---- raw packet QPs and flow rules ---- */
@@ -907,6 +944,7 @@ static void register_rnic_eth_test(void)
     rt_add("eth-tx-bad-addr", test_eth_tx_bad_addr);
     rt_add("eth-rx-small-buf", test_eth_rx_small_buf);
     rt_add("eth-rx-bad-addr", test_eth_rx_bad_addr);
+    rt_add("eth-rx-on-own-bar", test_eth_rx_on_own_bar);
     rt_add("raw-flow-rx", test_raw_flow_rx);
     rt_add("raw-tx-loopback", test_raw_tx_loopback);
     rt_add("raw-bad-wqe", test_raw_bad_wqe);
