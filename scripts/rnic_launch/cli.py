@@ -10,7 +10,7 @@ import signal
 import sys
 
 from . import cache
-from .net import host_port
+from .net import host_port, parse_wire_fault
 from .paths import CACHE, rel
 from .run import Launcher
 
@@ -55,6 +55,16 @@ def parse_args(argv):
     p.add_argument("--interop", action="store_true",
                    help="with --rnic: VM 1 gets no rnic device; Soft-RoCE rxe0 on a "
                    "virtio NIC on the rnic segment talks to VM 0's rnic device")
+    p.add_argument("--wire-fault", metavar="SPEC",
+                   help="a faulty wire under every VM's RDMA traffic: a "
+                        "filter-wirefault object on each netdev that carries "
+                        "RoCE (the rnic NIC's and the virtio NIC's that rxe0 "
+                        "uses), on the frames the NIC sends, RoCE frames only. "
+                        "SPEC: KEY=N,... of loss, corrupt, ce-mark, delay, "
+                        "reorder, duplicate (percentages), delay-us and seed; "
+                        "each wire's seed is seed + 2 * VM index + (1 on the "
+                        "rnic NIC's). The filters are wf-n0 and wf-r0; a guest's "
+                        "'rnic-host-check wire-faults' logs their counters")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VAL",
                    help="extra environment variable for the guest command")
     p.add_argument("--timeout", type=float, default=600,
@@ -150,6 +160,11 @@ def parse_args(argv):
         p.error("--cmd and --script exclude each other")
     if args.interop and not args.rnic:
         p.error("--interop needs --rnic")
+    if args.wire_fault is not None:
+        try:
+            args.wire_fault = parse_wire_fault(args.wire_fault)
+        except ValueError as e:
+            p.error(str(e))
     args.tcp = None
     if args.listen or args.connect:
         if args.net not in ("auto", "stream"):

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""How the VMs are joined: their MACs and addresses, and the -netdev of
-each NIC for every kind of segment (unix or TCP stream, UDP dgram,
-multicast, tap on a host bridge, QEMU's user-mode network)."""
+"""How the VMs are joined: their MACs and addresses, the -netdev of each
+NIC for every kind of segment (unix or TCP stream, UDP dgram, multicast,
+tap on a host bridge, QEMU's user-mode network), and the faulty wire
+(--wire-fault) between each NIC and its netdev."""
 
 import os
 import subprocess
@@ -31,6 +32,36 @@ def vm_addresses(i, net=None, rnic=False):
         a["IP4"], a["RNIC_IP4"] = ((SLIRP_OTHER_IP4, SLIRP_DATA_IP4) if rnic
                                    else (SLIRP_DATA_IP4, SLIRP_OTHER_IP4))
     return a
+
+
+# --wire-fault: the filter-wirefault options it takes; the percentages
+# (0-100), then the delay and the seed (any uint32).
+WIRE_FAULT_PCT = ("loss", "corrupt", "ce-mark", "delay", "reorder", "duplicate")
+WIRE_FAULT_KEYS = WIRE_FAULT_PCT + ("delay-us", "seed")
+# Its counters, read with qom-get (the "wire-faults" host check).
+WIRE_FAULT_COUNTERS = ("frames", "dropped", "corrupted", "ce-marked", "delayed",
+                       "reordered", "duplicated")
+
+
+def parse_wire_fault(spec):
+    """{key: int} of "loss=1,seed=3"; ValueError if bad."""
+    faults = {}
+    for item in spec.split(","):
+        key, sep, val = item.strip().partition("=")
+        if key not in WIRE_FAULT_KEYS:
+            raise ValueError("--wire-fault: %r is not one of %s"
+                             % (key, ", ".join(WIRE_FAULT_KEYS)))
+        if not sep or not val.isdigit() or int(val) >= 1 << 32:
+            raise ValueError("--wire-fault: %s wants a number, not %r" % (key, val))
+        if key in WIRE_FAULT_PCT and int(val) > 100:
+            raise ValueError("--wire-fault: %s is a percentage, not %s" % (key, val))
+        faults[key] = int(val)
+    return faults
+
+
+def wire_fault_spec(faults):
+    """The SPEC of --wire-fault for {key: int}, in its options' order."""
+    return ",".join("%s=%d" % (k, faults[k]) for k in WIRE_FAULT_KEYS if k in faults)
 
 
 def host_port(spec, what):
@@ -85,6 +116,30 @@ class Network:
                     % (seg_id, path))
         group, port = self.mcast[seg_index]
         return "socket,id=%s,mcast=%s:%d,localaddr=127.0.0.1" % (seg_id, group, port)
+
+    def wire_fault_ids(self):
+        """[(filter id, netdev id)] of every VM's faulty wires: one per
+        netdev that can carry RoCE, so that every RDMA device of the VM
+        sees the same faults: the rnic NIC's segment r0 (rxe's in an
+        --interop peer) and the virtio NIC's n0, which rxe0 uses."""
+        if not self.args.wire_fault:
+            return []
+        return [("wf-" + seg, seg) for seg in ["n0"] + (["r0"] if self.args.rnic else [])]
+
+    def wire_fault_args(self, i):
+        """VM i's -object filter-wirefault options: on the frames its NICs
+        send (queue=rx: the netdev receives them), RoCE only, so that the
+        management traffic (ssh, the guests' signals) passes as it is.
+        Each filter draws from a seed of its own, derived from the given
+        one (default 0) by the VM index and the segment, so that a run
+        repeats frame for frame and no two wires lose the same frames."""
+        faults = self.args.wire_fault or {}
+        argv = []
+        for seg_index, (fid, seg) in enumerate(self.wire_fault_ids()):
+            opts = dict(faults, seed=(faults.get("seed", 0) + 2 * i + seg_index) % (1 << 32))
+            argv += ["-object", "filter-wirefault,id=%s,netdev=%s,queue=rx,roce-only=on,%s"
+                     % (fid, seg, wire_fault_spec(opts))]
+        return argv
 
     def tap_name(self, i, seg_index):
         return "rnt%d-%d-%d" % (self.tap_id, seg_index, i)

@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 
+from .net import WIRE_FAULT_COUNTERS
 from .paths import CACHE, ROOT
 
 _qmp = None
@@ -92,8 +93,9 @@ def one_line(e):
 
 
 class HostChecks:
-    """The Launcher's host checks: it needs self.log, and self.migrate
-    (migrate.Migration) for the "migrate" check."""
+    """The Launcher's host checks: it needs self.log, self.migrate
+    (migrate.Migration) for the "migrate" check and self.wire_fault_ids
+    (net.Network) for "wire-faults"."""
 
     def host_check(self, vm, what, args=()):
         """
@@ -102,10 +104,13 @@ class HostChecks:
         hold no object of any user context (the QOM "objects" property).
         "migrate": live-migrate the VM to a new QEMU (see migrate()).
         "faults KEY=PCT...": set the device's fault percentages.
+        "wire-faults": log the counters of the VM's faulty wires
+        (--wire-fault), one line per filter.
         """
         checks = {"objects-idle": self.check_objects_idle,
                   "migrate": self.migrate,
-                  "faults": lambda vm: self.set_faults(vm, args)}
+                  "faults": lambda vm: self.set_faults(vm, args),
+                  "wire-faults": self.log_wire_faults}
         try:
             if what not in checks:
                 raise RuntimeError("unknown check %r" % what)
@@ -133,6 +138,19 @@ class HostChecks:
                for k in self.FAULTS}
         self.log("%s: rnic0 faults now %s" % (vm.name, " ".join(
             "%s=%d" % kv for kv in now.items())))
+
+    def log_wire_faults(self, vm):
+        """One line per filter of --wire-fault, which scripts/bench.py reads:
+        "vmI: wire fault ID on NETDEV: frames=N dropped=N ..."."""
+        ids = self.wire_fault_ids()
+        if not ids:
+            raise RuntimeError("the run has no --wire-fault")
+        for fid, seg in ids:
+            counts = [(k, qmp_command(vm.qmp, "qom-get", {"path": "/objects/" + fid,
+                                                         "property": k}))
+                      for k in WIRE_FAULT_COUNTERS]
+            self.log("%s: wire fault %s on %s: %s" % (vm.name, fid, seg, " ".join(
+                "%s=%d" % kv for kv in counts)))
 
     def rnic_objects(self, vm):
         return qmp_command(vm.qmp, "qom-get", {"path": "/machine/peripheral/rnic0",

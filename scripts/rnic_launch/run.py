@@ -13,7 +13,7 @@ import time
 
 from .kvm import kvm_probe
 from .migrate import Migration
-from .net import Network, vm_addresses
+from .net import Network, vm_addresses, wire_fault_spec
 from .paths import CACHE, rel
 from .qmp import HostChecks, qmp_module
 from .vm import VM, wait_for_sockets
@@ -126,6 +126,10 @@ class Launcher(Network, HostChecks, Migration):
             env["RNIC_PEER_DATA_IP4"] = self.addresses(peer)[data_key]
             if self.args.rnic:
                 env["RNIC_PEER_RNIC_IP4"] = self.addresses(peer)["RNIC_IP4"]
+        if self.args.wire_fault:
+            # What the guest's network does to RoCE, for the scripts that
+            # read the counters (rnic-host-check wire-faults) or say so.
+            env["RNIC_WIRE_FAULT"] = wire_fault_spec(self.args.wire_fault)
         for kv in self.args.env:
             k, _, v = kv.partition("=")
             env[k] = v
@@ -178,6 +182,7 @@ class Launcher(Network, HostChecks, Migration):
             if net in ("stream", "mcast") and a.coalesce == "on":
                 nd += ",coalesce=on"
             argv += ["-netdev", nd, "-device", dev]
+        argv += self.wire_fault_args(i)
         if a.pcap:
             segs = ["n0"] + (["r0"] if a.rnic else [])
             for seg in segs:
@@ -218,6 +223,10 @@ class Launcher(Network, HostChecks, Migration):
                 self.first, "listening on" if a.tcp[2] else "to", a.tcp[0], a.tcp[1])
         self.log("run directory %s (%d VMs, %s, mode %s)"
                  % (rel(self.workdir), n, how, self.mode))
+        if a.wire_fault:
+            self.log("wire faults %s on %s (RoCE frames the NICs send)" % (
+                wire_fault_spec(a.wire_fault),
+                ", ".join(seg for _, seg in self.wire_fault_ids())))
         if not os.access(a.qemu, os.X_OK):
             return self.fail("vm launch", "QEMU binary %s not found" % a.qemu, self.log_path)
         # The host checks and --vcpu-nice speak QMP: without its client

@@ -2,14 +2,50 @@
 #
 # What the launcher's unit tests share: the launcher's package,
 # scripts/rnic_launch, importable from tests/unit, where meson runs them,
-# and from anywhere else; and what their stand-in QMP servers say.
+# and from anywhere else; the command lines it would start VMs with; and
+# what their stand-in QMP servers say.
 
+import contextlib
+import io
 import json
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
+
+from rnic_launch.cli import parse_args  # noqa: E402
+from rnic_launch.run import Launcher  # noqa: E402
+
+
+def launch(argv):
+    """[(qemu argv, guest env dict)] of every VM the launcher would start."""
+    with tempfile.TemporaryDirectory() as d:
+        args = parse_args(["--cmd", "true", "--qemu", "/bin/true",
+                           "--workdir", d, "-q"] + argv)
+        launcher = Launcher(args)
+        net = launcher.choose_net()
+        launcher.dgram_ports = [[1, 2], [3, 4]]
+        launcher.mcast = [("239.255.1.1", 5000), ("239.255.1.2", 5001)]
+        vms = []
+        for i in range(launcher.first, launcher.first + args.vms):
+            qemu = launcher.qemu_argv(i, net)
+            env = dict(line.split("=", 1) for line in
+                       launcher.guest_env(i).splitlines())
+            vms.append((qemu, env))
+        launcher.cleanup()
+        return vms
+
+
+def refused(argv):
+    """Whether the launcher's command line refuses argv (status 2)."""
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            parse_args(["--cmd", "true"] + argv)
+        except SystemExit as e:
+            return e.code == 2
+    return False
 
 # The greeting as QEMU 10.0 sends it on a monitor without out-of-band
 # commands (qmp-spec: a "version" and a "capabilities" member).

@@ -6,46 +6,13 @@
 # joined over TCP (--listen, --connect), that the unix-socket pair stays
 # as it was, and that the options it refuses are refused.
 
-import contextlib
-import io
-import tempfile
 import unittest
 
-import launcher_checks  # noqa: F401  (puts the launcher on sys.path)
-from rnic_launch.cli import parse_args
-from rnic_launch.run import Launcher
-
-
-def launch(argv):
-    """[(qemu argv, guest env dict)] of every VM the launcher would start."""
-    with tempfile.TemporaryDirectory() as d:
-        args = parse_args(["--cmd", "true", "--qemu", "/bin/true",
-                           "--workdir", d, "-q"] + argv)
-        launcher = Launcher(args)
-        net = launcher.choose_net()
-        launcher.dgram_ports = [[1, 2], [3, 4]]
-        launcher.mcast = [("239.255.1.1", 5000), ("239.255.1.2", 5001)]
-        vms = []
-        for i in range(launcher.first, launcher.first + args.vms):
-            qemu = launcher.qemu_argv(i, net)
-            env = dict(line.split("=", 1) for line in
-                       launcher.guest_env(i).splitlines())
-            vms.append((qemu, env))
-        launcher.cleanup()
-        return vms
+from launcher_checks import launch, refused
 
 
 def netdevs(qemu):
     return [qemu[k + 1] for k, a in enumerate(qemu) if a == "-netdev"]
-
-
-def refused(argv):
-    with contextlib.redirect_stderr(io.StringIO()):
-        try:
-            parse_args(["--cmd", "true"] + argv)
-        except SystemExit as e:
-            return e.code == 2
-    return False
 
 
 class UserNetTest(unittest.TestCase):

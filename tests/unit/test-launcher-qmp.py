@@ -3,8 +3,9 @@
 #
 # The launcher's QMP work, against a stand-in QMP server: a guest's
 # "faults" host check (the fault properties set at run time, one boot for
-# the whole fault matrix) and --vcpu-nice (the VM's vCPU threads lowered
-# once QMP answers).
+# the whole fault matrix), "wire-faults" (the counters of --wire-fault's
+# filters, logged) and --vcpu-nice (the VM's vCPU threads lowered once QMP
+# answers).
 
 import contextlib
 import io
@@ -27,6 +28,8 @@ class FakeQmp(threading.Thread):
     def __init__(self, path, cpu_tids):
         super().__init__(daemon=True)
         self.props = {k: 0 for k in Launcher.FAULTS}
+        # The filters' counters, by QOM path.
+        self.objects = {}
         self.sets = []
         self.cpu_tids = cpu_tids
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -51,6 +54,10 @@ class FakeQmp(threading.Thread):
             self.sets.append((prop, args["value"]))
             self.props[prop] = args["value"]
             return {"return": {}}
+        if name == "qom-get" and args.get("path") in self.objects:
+            counters = self.objects[args["path"]]
+            if args["property"] in counters:
+                return {"return": counters[args["property"]]}
         return {"error": {"class": "CommandNotFound", "desc": name}}
 
     def run(self):
@@ -120,6 +127,32 @@ class LauncherQmpTest(unittest.TestCase):
         self.guest_says(b"RNIC-HOST-CHECK: faults loss=5 reorder=x\n")
         self.assertIsNone(self.vm.check_failed)
         self.assertEqual(self.qmp.sets, [])
+
+    def test_wire_fault_counters_logged(self):
+        # A run with --wire-fault: each filter's counters, one line each.
+        args = parse_args(["--cmd", "true", "--qemu", "/bin/true", "--workdir",
+                           self.dir, "-q", "--rnic", "--wire-fault", "loss=1"])
+        launcher = Launcher(args)
+        self.addCleanup(launcher.cleanup)
+        self.vm.on_check = launcher.host_check
+        names = ("frames", "dropped", "corrupted", "ce-marked", "delayed",
+                 "reordered", "duplicated")
+        for fid, base in (("wf-n0", 100), ("wf-r0", 200)):
+            self.qmp.objects["/objects/" + fid] = {k: base + n for n, k in enumerate(names)}
+        self.guest_says(b"RNIC-HOST-CHECK: wire-faults\n")
+        self.assertIsNone(self.vm.check_failed)
+        with open(launcher.log_path, encoding="utf-8") as f:
+            lines = [line.strip() for line in f if "wire fault " in line]
+        self.assertEqual(lines, [
+            "vm0: wire fault wf-n0 on n0: frames=100 dropped=101 corrupted=102 "
+            "ce-marked=103 delayed=104 reordered=105 duplicated=106",
+            "vm0: wire fault wf-r0 on r0: frames=200 dropped=201 corrupted=202 "
+            "ce-marked=203 delayed=204 reordered=205 duplicated=206"])
+
+    def test_wire_faults_without_the_option(self):
+        # This launcher has no --wire-fault: the check fails, says why.
+        self.guest_says(b"RNIC-HOST-CHECK: wire-faults\n")
+        self.assertIn("no --wire-fault", self.vm.check_failed)
 
     def test_vcpu_nice(self):
         # --vcpu-nice: the vCPU threads QMP names, and only those.
