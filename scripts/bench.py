@@ -16,7 +16,10 @@ image, firmware directories).  The runs:
            NetPIPE over Open MPI's pml ucx and qperf's RC tests, on rxe and
            rnic.  A row a device cannot run says so in the table, with the
            program's reason;
-  loss     2 VMs, rnic with loss=1: 64 KiB writes at 1% injected loss;
+  loss     2 VMs as in main, every RoCE frame either NIC sends through a
+           faulty wire (vmlaunch --wire-fault, QEMU's filter-wirefault) that
+           loses 1%: 64 KiB writes on rxe and rnic, and the frames the wires
+           saw and dropped, which the launcher reads at the end;
   mcast    2 VMs on a socket-multicast segment: the same 64 KiB writes;
   nice     2 VMs as in main, their vCPU threads at nice 19 (vmlaunch
            --vcpu-nice): the latency rows again, on rxe and rnic.  On a host
@@ -50,6 +53,11 @@ LAUNCHER = os.path.join(ROOT, "scripts", "vmlaunch.py")
 LINE = re.compile(r"RNIC-BENCH (\S+) (rnic|rxe) (\d+) (.*)$")
 # A row the device could not run, and the program's reason.
 FAIL_LINE = re.compile(r"RNIC-BENCH-FAIL (\S+) (rnic|rxe) (\d+) (.*)$")
+# The launcher's log of a faulty wire's counters ("wire-faults" host check).
+WIRE_LINE = re.compile(r"^vm\d+: wire fault \S+ on (\S+): (.*)$")
+# The loss run's wire, and which device's RoCE each netdev carries.
+LOSS_WIRE = "loss=1,seed=3"
+WIRE_DEV = {"n0": "rxe", "r0": "rnic"}
 
 # (row key, label, metric, unit, higher is better)
 ROWS = [
@@ -127,6 +135,26 @@ def parse_logs(workdir, fails=None):
     return data
 
 
+def wire_counts(workdir):
+    """{device: {counter: sum over the VMs}} of the faulty wires' counters
+    the launcher logged; {} if it logged none."""
+    counts = {}
+    try:
+        with open(os.path.join(workdir, "launcher.log")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return counts
+    for line in lines:
+        m = WIRE_LINE.match(line)
+        if not m:
+            continue
+        dev = counts.setdefault(WIRE_DEV.get(m.group(1), m.group(1)), {})
+        for kv in m.group(2).split():
+            k, _, v = kv.partition("=")
+            dev[k] = dev.get(k, 0) + int(v)
+    return counts
+
+
 def accel_of(workdir):
     try:
         with open(os.path.join(workdir, "launcher.log")) as f:
@@ -148,13 +176,15 @@ class Bench:
         self.accel = "?"
         self.main = {}
         self.extra = {}
+        self.wire = {}      # the loss run's wire counters, by device
 
     def launch(self, plan, extra, vms=2, timeout=3600):
         workdir = os.path.join(self.out, plan)
         env = ["--env", "RNIC_BENCH_REPS=%d" % self.args.reps,
                "--env", "RNIC_BENCH_SMOKE=%d" % self.args.smoke]
         guest_plan = {"main": "main", "middleware": "middleware", "nice": "latency",
-                      "scale-bridge": "scale", "scale-mcast": "scale"}.get(plan, "single")
+                      "loss": "loss", "scale-bridge": "scale",
+                      "scale-mcast": "scale"}.get(plan, "single")
         argv = [sys.executable, LAUNCHER] + self.args.launcher + [
             "--name", "bench-" + plan, "--workdir", workdir, "-q",
             "--vms", str(vms), "--timeout", str(timeout),
@@ -180,8 +210,8 @@ class Bench:
         if "middleware" in a.only:
             self.extra["middleware"] = self.launch("middleware", both)
         if "loss" in a.only:
-            self.extra["loss"] = self.launch("loss", ["--rnic", "--rnic-opt", "loss=1",
-                                                      "--rnic-opt", "loss-seed=3"])
+            self.extra["loss"] = self.launch("loss", both + ["--wire-fault", LOSS_WIRE])
+            self.wire = wire_counts(os.path.join(self.out, "loss"))
         if "mcast" in a.only:
             self.extra["mcast"] = self.launch("mcast", ["--rnic", "--net", "mcast"])
         if "nice" in a.only:
@@ -240,30 +270,47 @@ class Bench:
             if metric == "gbps" and rnic:
                 note = "%.1f%% of memcpy" % (100 * rnic / (self.memcpy * 8))
             add(label, unit, rxe, rnic, higher, note)
+        def both(data, key, label, metric):
+            """{device: figure} of a row run on both devices, and the note
+            of the devices that failed it.  A device that could not run the
+            row: the table says so and why, and gives no ratio; only rxe
+            may.  (The guest stops a row on a device at its first failure,
+            so a figure with a failure comes from the repetitions before
+            it.)"""
+            got = {d: self.value(data, key, d, metric) for d in ("rxe", "rnic")}
+            notes = ["%s: %s (%s)" % (d, "fails" if got[d] is None else
+                                      "failed in a later repetition", self.fails[(key, d)])
+                     for d in ("rxe", "rnic") if (key, d) in self.fails]
+            for d in ("rxe", "rnic"):
+                if got[d] is None and (d == "rnic" or (key, d) not in self.fails):
+                    missing.append("%s on %s" % (label, d))
+                elif got[d] is None:
+                    got[d] = "fails"
+            return got, notes
+
         if "middleware" in self.extra:
             for key, label, metric, unit, higher in MW_ROWS:
-                got = {d: self.value(self.extra["middleware"], key, d, metric)
-                       for d in ("rxe", "rnic")}
-                # A device that could not run the row: the table says so and
-                # why, and gives no ratio; only rxe may.  (The guest stops a
-                # row on a device at its first failure, so a figure with a
-                # failure comes from the repetitions before it.)
-                note = "; ".join("%s: %s (%s)" % (d, "fails" if got[d] is None else
-                                                  "failed in a later repetition",
-                                                  self.fails[(key, d)])
-                                 for d in ("rxe", "rnic") if (key, d) in self.fails)
-                for d in ("rxe", "rnic"):
-                    if got[d] is None and (d == "rnic" or (key, d) not in self.fails):
-                        missing.append("%s on %s" % (label, d))
-                    elif got[d] is None:
-                        got[d] = "fails"
-                add(label, unit, got["rxe"], got["rnic"], higher, note)
-        lossless = self.value(self.main, "write_bw_65536", "rnic", "gbps")
-        for plan, label in (("loss", "ib_write_bw 64 KiB at 1% loss"),
-                            ("mcast", "ib_write_bw 64 KiB, multicast segment")):
-            if plan not in self.extra:
-                continue
-            v = self.value(self.extra[plan], "write_bw_65536", "rnic", "gbps")
+                got, notes = both(self.extra["middleware"], key, label, metric)
+                add(label, unit, got["rxe"], got["rnic"], higher, "; ".join(notes))
+        if "loss" in self.extra:
+            label = "ib_write_bw 64 KiB at 1% loss"
+            got, notes = both(self.extra["loss"], "write_bw_65536", label, "gbps")
+            for d in ("rxe", "rnic"):
+                lossless = self.value(self.main, "write_bw_65536", d, "gbps")
+                if isinstance(got[d], float) and lossless:
+                    notes.append("%s %.0f%% of lossless" % (d, 100 * got[d] / lossless))
+            # What the wires did, as the launcher read it from QEMU: RoCE
+            # frames the NICs sent, and how many of them the wire dropped.
+            wire = "; ".join("%s %d of %d RoCE frames dropped" % (d, c.get("dropped", 0),
+                                                             c.get("frames", 0))
+                             for d, c in sorted(self.wire.items(), reverse=True))
+            notes.insert(0, "wire %s%s" % (LOSS_WIRE, ": " + wire if wire else
+                                           " (its counters were not read)"))
+            add(label, "Gb/s", got["rxe"], got["rnic"], True, "; ".join(notes))
+        if "mcast" in self.extra:
+            label = "ib_write_bw 64 KiB, multicast segment"
+            lossless = self.value(self.main, "write_bw_65536", "rnic", "gbps")
+            v = self.value(self.extra["mcast"], "write_bw_65536", "rnic", "gbps")
             note = "%.0f%% of stream, lossless" % (100 * v / lossless) if v and lossless else ""
             if v is None:
                 missing.append(label)
