@@ -234,6 +234,40 @@ uint8_t rnic_cmd_write_out(RnicCmdCtx *c, const void *buf, uint32_t size)
     return RNIC_CMD_OK;
 }
 
+uint8_t rnic_cmd_handle_arg(RnicCmdCtx *c, uint32_t *h)
+{
+    *h = le32_to_cpu(c->cmd->u.handle.handle);
+    if (c->cmd->u.handle.rsvd_4) {
+        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    }
+    return RNIC_CMD_OK;
+}
+
+/* Slot 0 is never used, so a zero handle is always invalid. */
+uint8_t rnic_cmd_free_slot(RnicCmdCtx *c, const char *kind,
+                           const bool *valid0, size_t stride, uint32_t max,
+                           uint32_t *slot)
+{
+    const char *base = (const char *)valid0;
+    uint32_t i;
+
+    for (i = 1; i <= max; i++) {
+        if (!*(const bool *)(base + (size_t)i * stride)) {
+            *slot = i;
+            return RNIC_CMD_OK;
+        }
+    }
+    return rnic_cmd_err_resource(c, kind);
+}
+
+/* Counts never wrap: a loaded or reset table may already hold zero. */
+void rnic_cmd_refput(uint32_t *refcnt)
+{
+    if (*refcnt) {
+        (*refcnt)--;
+    }
+}
+
 static uint64_t rnic_node_guid(RnicState *s)
 {
     const uint8_t *m = s->conf.macaddr.a;
@@ -386,14 +420,13 @@ static uint8_t cmd_alloc_uctx(RnicCmdCtx *c)
     if (st) {
         return st;
     }
-    for (i = 1; i <= s->prop.max_uctx; i++) {
-        if (!s->uctx[i].valid) {
-            s->uctx[i].valid = true;
-            c->out[RNIC_OUT_HANDLE] = i;
-            return RNIC_CMD_OK;
-        }
+    st = RNIC_CMD_FREE_SLOT(c, "uctx", s->uctx, s->prop.max_uctx, &i);
+    if (st) {
+        return st;
     }
-    return rnic_cmd_err_resource(c, "uctx");
+    s->uctx[i].valid = true;
+    c->out[RNIC_OUT_HANDLE] = i;
+    return RNIC_CMD_OK;
 }
 
 static bool uctx_in_use(RnicState *s, uint16_t u)
@@ -436,11 +469,11 @@ static bool uctx_in_use(RnicState *s, uint16_t u)
 static uint8_t cmd_dealloc_uctx(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t h = le32_to_cpu(c->cmd->u.handle.handle);
-    uint8_t st;
+    uint32_t h;
+    uint8_t st = rnic_cmd_handle_arg(c, &h);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
     st = rnic_cmd_need_kernel(c);
     if (st) {
@@ -506,11 +539,11 @@ static uint8_t cmd_create_eq(RnicCmdCtx *c)
 static uint8_t cmd_destroy_eq(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t eqn = le32_to_cpu(c->cmd->u.handle.handle);
-    uint8_t st;
+    uint32_t eqn;
+    uint8_t st = rnic_cmd_handle_arg(c, &eqn);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
     st = rnic_cmd_need_kernel(c);
     if (st) {
@@ -533,27 +566,24 @@ static uint8_t cmd_create_pd(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
     uint32_t i;
+    uint8_t st = RNIC_CMD_FREE_SLOT(c, "PD", s->pd, s->prop.max_pd, &i);
 
-    for (i = 1; i <= s->prop.max_pd; i++) {
-        if (!s->pd[i].valid) {
-            s->pd[i].valid = true;
-            s->pd[i].uctx = c->uctx;
-            s->pd[i].refcnt = 0;
-            c->out[RNIC_OUT_HANDLE] = i;
-            return RNIC_CMD_OK;
-        }
+    if (st) {
+        return st;
     }
-    return rnic_cmd_err_resource(c, "PD");
+    s->pd[i] = (RnicPD) { .valid = true, .uctx = c->uctx };
+    c->out[RNIC_OUT_HANDLE] = i;
+    return RNIC_CMD_OK;
 }
 
 static uint8_t cmd_destroy_pd(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t pdn = le32_to_cpu(c->cmd->u.handle.handle);
-    uint8_t st;
+    uint32_t pdn;
+    uint8_t st = rnic_cmd_handle_arg(c, &pdn);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
     st = rnic_cmd_get_pd(c, pdn);
     if (st) {
@@ -589,13 +619,9 @@ static uint8_t cmd_create_cq(RnicCmdCtx *c)
         return rnic_cmd_err_param(c, "CQ log_size", q->log_size,
                                   s->prop.max_cqe);
     }
-    for (i = 1; i <= s->prop.max_cq; i++) {
-        if (!s->cq[i].valid) {
-            break;
-        }
-    }
-    if (i > s->prop.max_cq) {
-        return rnic_cmd_err_resource(c, "CQ");
+    st = RNIC_CMD_FREE_SLOT(c, "CQ", s->cq, s->prop.max_cq, &i);
+    if (st) {
+        return st;
     }
     st = rnic_cmd_load_ring(c, &q->ring, q->log_size, RNIC_CQE_SIZE,
                             RNIC_CQ_DBREC_PAGE_SIZE / RNIC_RING_PAGE, &ring);
@@ -618,12 +644,12 @@ static uint8_t cmd_create_cq(RnicCmdCtx *c)
 static uint8_t cmd_destroy_cq(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t cqn = le32_to_cpu(c->cmd->u.handle.handle);
+    uint32_t cqn;
     RnicCQ *cq;
-    uint8_t st;
+    uint8_t st = rnic_cmd_handle_arg(c, &cqn);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
     st = rnic_cmd_get_cq(c, cqn);
     if (st) {
@@ -633,8 +659,8 @@ static uint8_t cmd_destroy_cq(RnicCmdCtx *c)
     if (cq->refcnt) {
         return rnic_cmd_err_busy(c, "CQ", cqn, cq->refcnt);
     }
-    if (cq->eqn < s->prop.max_eq && s->eq[cq->eqn].refcnt) {
-        s->eq[cq->eqn].refcnt--;
+    if (cq->eqn < s->prop.max_eq) {
+        rnic_cmd_refput(&s->eq[cq->eqn].refcnt);
     }
     rnic_pbl_free(s, &cq->ring.pbl);
     memset(cq, 0, sizeof(*cq));
@@ -736,13 +762,9 @@ static uint8_t cmd_create_srq(RnicCmdCtx *c)
         return rnic_cmd_err_param(c, "SRQ limit", limit,
                                   (1u << q->log_size) - 1);
     }
-    for (i = 1; i <= s->prop.max_srq; i++) {
-        if (!s->srq[i].valid) {
-            break;
-        }
-    }
-    if (i > s->prop.max_srq) {
-        return rnic_cmd_err_resource(c, "SRQ");
+    st = RNIC_CMD_FREE_SLOT(c, "SRQ", s->srq, s->prop.max_srq, &i);
+    if (st) {
+        return st;
     }
     st = rnic_cmd_load_ring(c, &q->ring, q->log_size, RNIC_RQ_WQE_SIZE, 0,
                             &ring);
@@ -767,12 +789,12 @@ static uint8_t cmd_create_srq(RnicCmdCtx *c)
 static uint8_t cmd_destroy_srq(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t srqn = le32_to_cpu(c->cmd->u.handle.handle);
+    uint32_t srqn;
     RnicSRQ *srq;
-    uint8_t st;
+    uint8_t st = rnic_cmd_handle_arg(c, &srqn);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
     st = rnic_cmd_get_srq(c, srqn);
     if (st) {
@@ -782,8 +804,8 @@ static uint8_t cmd_destroy_srq(RnicCmdCtx *c)
     if (srq->refcnt) {
         return rnic_cmd_err_busy(c, "SRQ", srqn, srq->refcnt);
     }
-    if (srq->pdn <= s->prop.max_pd && s->pd[srq->pdn].refcnt) {
-        s->pd[srq->pdn].refcnt--;
+    if (srq->pdn <= s->prop.max_pd) {
+        rnic_cmd_refput(&s->pd[srq->pdn].refcnt);
     }
     rnic_pbl_free(s, &srq->wq.ring.pbl);
     memset(srq, 0, sizeof(*srq));
@@ -983,9 +1005,7 @@ static uint8_t rnic_reg_mr_into(RnicCmdCtx *c, const struct rnic_cmd_reg_mr *r,
     mr = &s->mr[i];
     if (replace) {
         rnic_pbl_free(s, &mr->pbl);
-        if (s->pd[mr->pdn].refcnt) {
-            s->pd[mr->pdn].refcnt--;
-        }
+        rnic_cmd_refput(&s->pd[mr->pdn].refcnt);
     } else {
         mr->key++;              /* a reused index gets a new key */
     }
@@ -1045,14 +1065,14 @@ static uint8_t cmd_rereg_mr(RnicCmdCtx *c)
 static uint8_t cmd_dereg_mr(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t key = le32_to_cpu(c->cmd->u.handle.handle);
-    uint32_t idx = key >> 8;
+    uint32_t key, idx;
     RnicMR *mr;
-    uint8_t st;
+    uint8_t st = rnic_cmd_handle_arg(c, &key);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
+    idx = key >> 8;
     /* Fast-reg may have changed the key byte: only the index counts. */
     st = rnic_cmd_check_obj(c, "MR", idx, s->prop.max_mr,
                             idx && idx <= s->prop.max_mr && s->mr[idx].valid,
@@ -1064,8 +1084,8 @@ static uint8_t cmd_dereg_mr(RnicCmdCtx *c)
     if (mr->mw_refs) {
         return rnic_cmd_err_busy(c, "MR", idx, mr->mw_refs);
     }
-    if (mr->pdn <= s->prop.max_pd && s->pd[mr->pdn].refcnt) {
-        s->pd[mr->pdn].refcnt--;
+    if (mr->pdn <= s->prop.max_pd) {
+        rnic_cmd_refput(&s->pd[mr->pdn].refcnt);
     }
     rnic_pbl_free(s, &mr->pbl);
     {
@@ -1097,13 +1117,9 @@ static uint8_t cmd_alloc_mw(RnicCmdCtx *c)
     if (m->type != 1 && m->type != 2) {
         return rnic_cmd_err_param(c, "MW type", m->type, 2);
     }
-    for (i = 1; i <= s->prop.max_mw; i++) {
-        if (!s->mw[i].valid) {
-            break;
-        }
-    }
-    if (i > s->prop.max_mw) {
-        return rnic_cmd_err_resource(c, "MW");
+    st = RNIC_CMD_FREE_SLOT(c, "MW", s->mw, s->prop.max_mw, &i);
+    if (st) {
+        return st;
     }
     mw = &s->mw[i];
     /* A new key byte, so a stale rkey of the slot's last window misses. */
@@ -1125,15 +1141,16 @@ static uint8_t cmd_alloc_mw(RnicCmdCtx *c)
 static uint8_t cmd_dealloc_mw(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t rkey = le32_to_cpu(c->cmd->u.handle.handle);
-    uint32_t idx = (rkey & ~RNIC_MW_KEY_FLAG) >> 8;
-    bool ok = (rkey & RNIC_MW_KEY_FLAG) && idx && idx <= s->prop.max_mw;
+    uint32_t rkey, idx;
+    bool ok;
     RnicMW *mw;
-    uint8_t st;
+    uint8_t st = rnic_cmd_handle_arg(c, &rkey);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
+    idx = (rkey & ~RNIC_MW_KEY_FLAG) >> 8;
+    ok = (rkey & RNIC_MW_KEY_FLAG) && idx && idx <= s->prop.max_mw;
     st = rnic_cmd_check_obj(c, "MW", ok ? idx : 0, s->prop.max_mw,
                             ok && s->mw[idx].valid, ok ? s->mw[idx].uctx : 0);
     if (st) {
@@ -1141,8 +1158,8 @@ static uint8_t cmd_dealloc_mw(RnicCmdCtx *c)
     }
     mw = &s->mw[idx];
     rnic_mw_unbind(s, mw);
-    if (mw->pdn <= s->prop.max_pd && s->pd[mw->pdn].refcnt) {
-        s->pd[mw->pdn].refcnt--;
+    if (mw->pdn <= s->prop.max_pd) {
+        rnic_cmd_refput(&s->pd[mw->pdn].refcnt);
     }
     mw->valid = false;
     return RNIC_CMD_OK;

@@ -57,6 +57,23 @@ uint8_t rnic_cmd_load_ring(RnicCmdCtx *c, const struct rnic_pbl *desc,
 /* Writes a query answer to the command's out_addr. */
 uint8_t rnic_cmd_write_out(RnicCmdCtx *c, const void *buf, uint32_t size);
 
+/*
+ * Object lifetime helpers for the CREATE/ALLOC and DESTROY/DEALLOC
+ * handlers.  They keep one guard order in all of them: reserved fields,
+ * then the handle and its owner, then references held by other objects.
+ */
+/* The handle of a DESTROY_* or DEALLOC_* command, reserved bits checked. */
+uint8_t rnic_cmd_handle_arg(RnicCmdCtx *c, uint32_t *h);
+/* The first free slot in [1, max] of an object table, or RESOURCE. */
+uint8_t rnic_cmd_free_slot(RnicCmdCtx *c, const char *kind,
+                           const bool *valid0, size_t stride, uint32_t max,
+                           uint32_t *slot);
+#define RNIC_CMD_FREE_SLOT(c, kind, tbl, max, slot) \
+    rnic_cmd_free_slot((c), (kind), &(tbl)[0].valid, sizeof((tbl)[0]), \
+                       (max), (slot))
+/* Drops a reference one object held on another (PD, CQ, EQ, SRQ). */
+void rnic_cmd_refput(uint32_t *refcnt);
+
 /* rnic-qp.c */
 uint8_t rnic_cmd_create_qp(RnicCmdCtx *c);
 uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c);

@@ -213,22 +213,15 @@ void rnic_qp_free(RnicState *s, RnicQP *qp)
     rnic_host_mem_uncharge(s, sizeof(*qp));
 }
 
-static void rnic_refput(uint32_t *refcnt)
-{
-    if (*refcnt) {
-        (*refcnt)--;
-    }
-}
-
 uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t qpn = le32_to_cpu(c->cmd->u.handle.handle);
+    uint32_t qpn;
     RnicQP *qp;
-    uint8_t st;
+    uint8_t st = rnic_cmd_handle_arg(c, &qpn);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
     st = rnic_cmd_get_qp(c, qpn, &qp);
     if (st) {
@@ -248,11 +241,11 @@ uint8_t rnic_cmd_destroy_qp(RnicCmdCtx *c)
          (!qp->srqn && (uint16_t)qp->rq.ci != (uint16_t)qp->rq.pi))) {
         return rnic_cmd_err_busy(c, "QP flushing", qpn, 1);
     }
-    rnic_refput(&s->pd[qp->pdn].refcnt);
-    rnic_refput(&s->cq[qp->send_cqn].refcnt);
-    rnic_refput(&s->cq[qp->recv_cqn].refcnt);
+    rnic_cmd_refput(&s->pd[qp->pdn].refcnt);
+    rnic_cmd_refput(&s->cq[qp->send_cqn].refcnt);
+    rnic_cmd_refput(&s->cq[qp->recv_cqn].refcnt);
     if (qp->srqn) {
-        rnic_refput(&s->srq[qp->srqn].refcnt);
+        rnic_cmd_refput(&s->srq[qp->srqn].refcnt);
     }
     trace_rnic_qp_destroy(qpn);
     /* Its QPN will be reused: no later QP may inherit its windows. */

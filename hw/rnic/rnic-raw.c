@@ -213,13 +213,14 @@ uint8_t rnic_cmd_create_flow(RnicCmdCtx *c)
 uint8_t rnic_cmd_destroy_flow(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
-    uint32_t h = le32_to_cpu(c->cmd->u.handle.handle);
-    bool ok = h && h <= s->prop.max_flow;
-    uint8_t st;
+    uint32_t h;
+    bool ok;
+    uint8_t st = rnic_cmd_handle_arg(c, &h);
 
-    if (c->cmd->u.handle.rsvd_4) {
-        return rnic_cmd_err_rsvd(c, "rsvd_4");
+    if (st) {
+        return st;
     }
+    ok = h && h <= s->prop.max_flow;
     st = rnic_cmd_check_obj(c, "flow", h, s->prop.max_flow,
                             ok && s->flow[h - 1].valid,
                             ok ? s->flow[h - 1].uctx : 0);
