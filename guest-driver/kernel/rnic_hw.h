@@ -78,6 +78,12 @@
 #define RNIC_STATUS_FATAL           BIT(1)
 #define RNIC_STATUS_LINK_UP         BIT(2)
 
+/* FATAL_CODE values: why the device stopped. */
+enum rnic_fatal_code {
+	RNIC_FATAL_CMDQ_OVERRUN = 1,    /* CMDQ_PI too far ahead: commands stop */
+	RNIC_FATAL_INTERNAL = 2,        /* internal error: everything stops */
+};
+
 /*
  * Command queue.  BASE and LOG_SIZE may only be written while CTRL.ENABLE
  * is clear; the device latches them when ENABLE is set.  PI is the
@@ -846,6 +852,7 @@ enum rnic_eqe_type {
 	RNIC_EQE_PORT_ACTIVE = 0x0a,    /* obj = port */
 	RNIC_EQE_PORT_DOWN = 0x0b,
 	RNIC_EQE_EQ_OVERFLOW = 0x0c,    /* obj = eqn whose events were lost */
+	RNIC_EQE_DEVICE_FATAL = 0x0d,   /* obj = 0, data = FATAL_CODE; on EQ 0 */
 };
 
 #define RNIC_EQE_SIZE               16

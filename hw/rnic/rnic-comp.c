@@ -43,7 +43,16 @@ void rnic_comp_advance(RnicState *s, RnicQP *qp)
            qp->state != RNIC_QPS_ERR) {
         RnicSwqe *w = rnic_tp_swqe(tp, qp->sq.ci);
         uint16_t behind;
+        uint8_t injected = 0;
 
+        if (w->state == RNIC_SWQE_DONE) {
+            injected = rnic_inject_wc(s, qp->qpn);
+        }
+        if (injected) {
+            /* Host-injected: retired as if the WQE itself had failed. */
+            w->state = RNIC_SWQE_ERROR;
+            w->status = injected;
+        }
         if (w->state == RNIC_SWQE_DONE) {
             if ((w->flags & RNIC_WQE_SIGNALED) ||
                 (qp->flags & RNIC_QP_FLAG_SIG_ALL)) {

@@ -80,6 +80,10 @@ MemTxResult rnic_dma_write(RnicState *s, dma_addr_t addr, const void *buf,
         trace_rnic_pm_dma_refused(true, addr, len);
         return MEMTX_ACCESS_ERROR;
     }
+    if (rnic_inject_dma_fail(s, addr, len)) {
+        /* As an IOMMU refusing the page: every caller's error path. */
+        return MEMTX_ACCESS_ERROR;
+    }
     return pci_dma_write(PCI_DEVICE(s), addr, buf, len);
 }
 

@@ -317,6 +317,11 @@ void rnic_qom_init(Object *obj)
         "D0 or with a function reset due (never reset)");
     object_property_add(obj, "qps", "RnicQPs", rnic_get_qps, NULL, NULL,
                         NULL);
+    object_property_add(obj, "faults", "RnicFaults", rnic_inject_get_faults,
+                        NULL, NULL, NULL);
+    object_property_set_description(obj, "faults",
+        "read-only: how many of each host-injected fault took effect, "
+        "and whether the device is stopped or its commands stalled");
     object_property_set_description(obj, "qps",
         "read-only: each queue pair's number, type, state and user context");
 }
@@ -398,6 +403,7 @@ static void rnic_hmp_one(Monitor *mon, RnicState *s)
                    s->pm.frames_dropped, s->pm.doorbells_dropped,
                    s->pm.work_deferred, s->pm.dma_refused,
                    s->pm.irqs_suppressed, s->pm.resets);
+    rnic_inject_hmp_show(mon, s);
     monitor_printf(mon, "  counters:");
     for (i = 0; i < RNIC_CNT_MAX; i++) {
         monitor_printf(mon, "%s %s %" PRIu64, i % 4 ? "," : "\n   ",

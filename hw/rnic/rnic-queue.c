@@ -45,6 +45,7 @@ static const char *const rnic_eqe_names[] = {
     [RNIC_EQE_PORT_ACTIVE] = "PORT_ACTIVE",
     [RNIC_EQE_PORT_DOWN] = "PORT_DOWN",
     [RNIC_EQE_EQ_OVERFLOW] = "EQ_OVERFLOW",
+    [RNIC_EQE_DEVICE_FATAL] = "DEVICE_FATAL",
 };
 
 static const char *eqe_str(uint8_t type)
@@ -57,22 +58,36 @@ static const char *eqe_str(uint8_t type)
 
 /* ---- interrupts ---- */
 
-void rnic_irq(RnicState *s, unsigned vector)
+static bool rnic_irq_allowed(RnicState *s, unsigned vector)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
-
     if (rnic_halted(s)) {
         /* Not even the device's own config space may see a message now. */
         s->pm.irqs_suppressed++;
         trace_rnic_pm_irq_suppressed(vector);
-        return;
+        return false;
     }
-    if (vector >= s->prop.msix_vectors || !msix_enabled(pdev)) {
+    if (vector >= s->prop.msix_vectors || !msix_enabled(PCI_DEVICE(s))) {
         trace_rnic_irq_skipped(vector);
-        return;
+        return false;
     }
-    trace_rnic_irq(vector);
-    msix_notify(pdev, vector);
+    return true;
+}
+
+/* Sends a message now, past any injected loss or delay. */
+void rnic_irq_send(RnicState *s, unsigned vector)
+{
+    if (rnic_irq_allowed(s, vector)) {
+        trace_rnic_irq(vector);
+        msix_notify(PCI_DEVICE(s), vector);
+    }
+}
+
+void rnic_irq(RnicState *s, unsigned vector)
+{
+    if (rnic_irq_allowed(s, vector) && !rnic_inject_irq(s, vector)) {
+        trace_rnic_irq(vector);
+        msix_notify(PCI_DEVICE(s), vector);
+    }
 }
 
 /* ---- event queues ---- */
@@ -113,24 +128,6 @@ static bool rnic_eq_write(RnicState *s, RnicEQ *eq, uint8_t type,
     return true;
 }
 
-void rnic_eq_post(RnicState *s, uint32_t eqn, uint8_t type, uint32_t obj,
-                  uint32_t data)
-{
-    RnicEQ *eq;
-
-    if (!s->eq || eqn >= s->prop.max_eq || !s->eq[eqn].valid) {
-        trace_rnic_eq_post_dropped(eqn, eqe_str(type), obj);
-        return;
-    }
-    eq = &s->eq[eqn];
-    trace_rnic_eq_post(eqn, eqe_str(type), obj, data, eq->pi);
-    if (!rnic_eq_write(s, eq, type, obj, data)) {
-        /* Counted; reported by an EQ_OVERFLOW EQE once there is room. */
-        eq->lost++;
-        trace_rnic_eq_overflow(eqn, eq->lost);
-    }
-}
-
 /* Reports lost events once the guest has made room. */
 static void rnic_eq_report_lost(RnicState *s, uint32_t eqn)
 {
@@ -142,6 +139,31 @@ static void rnic_eq_report_lost(RnicState *s, uint32_t eqn)
     }
     if (rnic_eq_write(s, eq0, RNIC_EQE_EQ_OVERFLOW, eqn, eq->lost)) {
         eq->lost = 0;
+    }
+}
+
+void rnic_eq_post(RnicState *s, uint32_t eqn, uint8_t type, uint32_t obj,
+                  uint32_t data)
+{
+    RnicEQ *eq;
+
+    if (!s->eq || eqn >= s->prop.max_eq || !s->eq[eqn].valid) {
+        trace_rnic_eq_post_dropped(eqn, eqe_str(type), obj);
+        return;
+    }
+    eq = &s->eq[eqn];
+    trace_rnic_eq_post(eqn, eqe_str(type), obj, data, eq->pi);
+    if (rnic_inject_eq_lose(s, eqn)) {
+        /* Lost as on a full EQ, and reported at once: there is room. */
+        eq->lost++;
+        trace_rnic_eq_overflow(eqn, eq->lost);
+        rnic_eq_report_lost(s, eqn);
+        return;
+    }
+    if (!rnic_eq_write(s, eq, type, obj, data)) {
+        /* Counted; reported by an EQ_OVERFLOW EQE once there is room. */
+        eq->lost++;
+        trace_rnic_eq_overflow(eqn, eq->lost);
     }
 }
 
@@ -187,17 +209,23 @@ static void rnic_cq_event(RnicState *s, RnicCQ *cq, uint32_t cqn)
     rnic_eq_post(s, cq->eqn, RNIC_EQE_COMP, cqn, 0);
 }
 
-static void rnic_cq_overrun(RnicState *s, RnicCQ *cq, uint32_t cqn)
+/* The CQ error: it takes no more CQEs, and its QPs go to ERR. */
+void rnic_cq_fail(RnicState *s, RnicCQ *cq, uint32_t cqn)
 {
     cq->overrun = true;
-    RNIC_GUEST_ERR(rnic_cq_overrun(cqn, cq->pi, cq->ci), s,
-                   "CQ 0x%x overrun", cqn);
     rnic_eq_post(s, 0, RNIC_EQE_CQ_ERR, cqn, 0);
     /* The QPs go to ERR from the bottom half, not in the middle of a post. */
     /* From the start: QPs the current pass went by may use this CQ. */
     s->overrun_sweep = true;
     s->sweep_next = 0;
     rnic_schedule(s);
+}
+
+static void rnic_cq_overrun(RnicState *s, RnicCQ *cq, uint32_t cqn)
+{
+    RNIC_GUEST_ERR(rnic_cq_overrun(cqn, cq->pi, cq->ci), s,
+                   "CQ 0x%x overrun", cqn);
+    rnic_cq_fail(s, cq, cqn);
 }
 
 bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
@@ -700,6 +728,10 @@ void rnic_bh(void *opaque)
         trace_rnic_pm_work_deferred();
         return;
     }
+    if (s->inj.dead) {
+        /* Stopped by a fatal error: only a reset clears what waits. */
+        return;
+    }
     /* A flap since the last run: the way there, then where it is now. */
     while (s->link_events) {
         bool up = s->link_up ^ (s->link_events == 2);
@@ -709,6 +741,8 @@ void rnic_bh(void *opaque)
                      1, 0);
     }
     rnic_db_run(s);
+    /* Injected faults before the work they may fail. */
+    rnic_inject_run(s);
     if (s->overrun_sweep && !rnic_halted(s)) {
         rnic_overrun_sweep(s);
     }
@@ -772,12 +806,12 @@ void rnic_bh(void *opaque)
         rnic_net_flush_held(s);
     }
 
-    if (rnic_pm_run_reset(s) || !rnic_pm_d0(s)) {
+    if (rnic_pm_run_reset(s) || !rnic_pm_d0(s) || s->inj.dead) {
         return;
     }
     again = !QTAILQ_EMPTY(&s->work_list) || rnic_net_rx_pending(s) ||
             s->cmd_pending || s->overrun_sweep || s->cq_ev_any ||
-            s->eq_db_pending;
+            s->eq_db_pending || rnic_inject_pending(s);
     if (again) {
         qemu_bh_schedule(s->bh);
     }

@@ -19,7 +19,6 @@
 #define RNIC_REGF_W64   (1u << 1)   /* LO of a LO/HI pair: 8-byte ok */
 
 #define RNIC_CNT_END    (RNIC_REG_CNT_BASE + 8 * RNIC_CNT_MAX)
-#define RNIC_FATAL_CMDQ_OVERRUN     1
 
 typedef struct RnicReg {
     const char *name;
@@ -66,7 +65,7 @@ void rnic_cmdq_run(RnicState *s, int budget)
 
     while ((s->status & RNIC_STATUS_READY) &&
            !(s->status & RNIC_STATUS_FATAL) && s->cmdq_ci != s->cmdq_pi &&
-           !rnic_halted(s)) {
+           !rnic_halted(s) && !rnic_inject_cmd_stalled(s)) {
         uint64_t addr = s->cmdq_base + (uint64_t)RNIC_CMD_ENTRY_SIZE *
                         (s->cmdq_ci & (rnic_cmdq_size(s) - 1));
         uint64_t resp_addr = addr + offsetof(struct rnic_cmd, resp);

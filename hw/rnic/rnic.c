@@ -188,6 +188,7 @@ void rnic_reset(RnicState *s)
     s->sweep_next = 0;
     s->reset_pending = false;
     s->link_events = 0;
+    rnic_inject_reset(s);
     rnic_net_reset(s);
     rnic_regs_reset(s);
 }
@@ -243,6 +244,7 @@ static void rnic_realize(PCIDevice *pdev, Error **errp)
     QTAILQ_INIT(&s->work_list);
     QTAILQ_INIT(&s->dbrec_list);
     rnic_net_init(s);
+    rnic_inject_init(s);
     s->bh = qemu_bh_new_guarded(rnic_bh, s, &dev->mem_reentrancy_guard);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
@@ -268,6 +270,7 @@ static void rnic_exit(PCIDevice *pdev)
     s->bh = NULL;
     qemu_del_nic(s->nic);
     rnic_net_fini(s);
+    rnic_inject_fini(s);
     rnic_free_tables(s);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);

@@ -21,6 +21,7 @@
  *   rnic-qom.c        read-only QOM properties of the state, `info rnic`
  *   rnic-migrate.c    live migration of every object and QP transport
  *   rnic-pm.c         power states, deferred function reset, guarded DMA
+ *   rnic-inject.c     device faults the host injects (QMP, HMP)
  *
  * Everything runs under the BQL: MMIO handlers, the bottom half, timers
  * and netdev receive all take it, so object tables need no other lock.
@@ -297,6 +298,72 @@ typedef struct RnicQP {
     uint32_t flow_frame;        /* s->flow_frame it last got a copy of */
 } RnicQP;
 
+/* The faults rnic-inject.c arms, in the order of the "faults" counters. */
+typedef enum RnicInjKind {
+    RNIC_INJ_WC_ERROR,
+    RNIC_INJ_QP_EVENT,
+    RNIC_INJ_CQ_ERROR,
+    RNIC_INJ_EQ_OVERFLOW,
+    RNIC_INJ_PORT_FLAP,
+    RNIC_INJ_FATAL,
+    RNIC_INJ_CMD_STALL,
+    RNIC_INJ_IRQ_DROP,
+    RNIC_INJ_IRQ_DELAY,
+    RNIC_INJ_DMA_FAIL,
+    RNIC_INJ_MAX
+} RnicInjKind;
+
+/* QP events and CQ errors the bottom half still has to raise. */
+#define RNIC_INJ_QUEUE      16
+
+typedef struct RnicInjAction {
+    uint8_t kind;               /* RNIC_INJ_QP_EVENT or RNIC_INJ_CQ_ERROR */
+    uint8_t eqe;                /* enum rnic_eqe_type for a QP event */
+    uint32_t handle;
+} RnicInjAction;
+
+/*
+ * Device-side faults the host arms (rnic-inject.c).  The monitor command
+ * only records them; each takes effect where the device does that work,
+ * with a trace event, and is counted in 'done'.  This is host setup, not
+ * guest state: it is not migrated, and a function reset ends only what a
+ * reset ends on hardware (a command stall, the stopped state).
+ */
+typedef struct RnicInject {
+    uint32_t wc_qpn;            /* 0: any QP */
+    uint32_t wc_left;           /* send completions still to fail */
+    uint8_t wc_status;          /* enum rnic_wc_status */
+    uint8_t wc_percent;         /* 0: each of the next; else this share */
+    uint32_t wc_rng;
+
+    RnicInjAction act[RNIC_INJ_QUEUE];
+    uint32_t n_act;
+
+    uint32_t eq_lose_eqn;
+    uint32_t eq_lose_left;      /* events of that EQ still to lose */
+
+    QEMUTimer *flap_timer;      /* brings the link back up */
+    bool port_down;             /* the flap holds the link down */
+
+    bool fatal_due;             /* the bottom half stops the device */
+    bool dead;                  /* stopped until a reset */
+
+    bool cmd_stalled;
+    QEMUTimer *stall_timer;
+
+    int32_t irq_vector;         /* -1: any */
+    uint32_t irq_drop_left;
+    uint32_t irq_delay_left;
+    uint32_t irq_delay_ms;
+    uint64_t irq_late;          /* vectors whose message is held back */
+    bool irq_late_due;          /* the timer ran: the bottom half sends */
+    QEMUTimer *irq_timer;
+
+    uint32_t dma_fail_left;
+
+    uint64_t done[RNIC_INJ_MAX];
+} RnicInject;
+
 struct RnicState {
     PCIDevice parent_obj;
 
@@ -433,6 +500,8 @@ struct RnicState {
     uint8_t link_events;
     RnicPmStats pm;             /* host-side; survives function resets */
 
+    RnicInject inj;             /* host-injected faults (rnic-inject.c) */
+
     /* Live migration (rnic-migrate.c). */
     bool bh_deferred;           /* work arrived while the VM was stopped */
     bool mig_incoming;          /* state loaded, the VM not yet started */
@@ -460,7 +529,7 @@ bool rnic_pm_d0(RnicState *s);
 /* Not in D0, or a reset is due: do no DMA, raise no interrupt. */
 static inline bool rnic_halted(RnicState *s)
 {
-    return s->reset_pending || !rnic_pm_d0(s);
+    return s->reset_pending || s->inj.dead || !rnic_pm_d0(s);
 }
 void rnic_pm_request_reset(RnicState *s, const char *why);
 /* Runs a recorded reset; only where no device work is on the stack. */
@@ -471,6 +540,23 @@ MemTxResult rnic_dma_write(RnicState *s, dma_addr_t addr, const void *buf,
                            dma_addr_t len);
 void rnic_pm_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                           int len);
+
+/* rnic-inject.c: hooks where the armed faults take effect. */
+void rnic_inject_init(RnicState *s);    /* realize */
+void rnic_inject_fini(RnicState *s);    /* unrealize */
+void rnic_inject_reset(RnicState *s);   /* function reset */
+/* Raises recorded QP events, CQ errors, a fatal error, late messages. */
+void rnic_inject_run(RnicState *s);
+bool rnic_inject_pending(RnicState *s);
+/* A send completion of 'qpn' about to succeed: its injected status or 0. */
+uint8_t rnic_inject_wc(RnicState *s, uint32_t qpn);
+bool rnic_inject_eq_lose(RnicState *s, uint32_t eqn);
+bool rnic_inject_cmd_stalled(RnicState *s);
+bool rnic_inject_irq(RnicState *s, unsigned vector);  /* true: not sent now */
+bool rnic_inject_dma_fail(RnicState *s, dma_addr_t addr, dma_addr_t len);
+void rnic_inject_hmp_show(Monitor *mon, RnicState *s);
+void rnic_inject_get_faults(Object *obj, Visitor *v, const char *name,
+                            void *opaque, Error **errp);
 
 /* rnic-regs.c */
 extern const MemoryRegionOps rnic_regs_ops;
@@ -508,6 +594,8 @@ int rnic_cq_move(RnicState *s, RnicCQ *cq, const RnicRing *ring,
 void rnic_eq_post(RnicState *s, uint32_t eqn, uint8_t type, uint32_t obj,
                   uint32_t data);
 void rnic_irq(RnicState *s, unsigned vector);
+void rnic_irq_send(RnicState *s, unsigned vector);
+void rnic_cq_fail(RnicState *s, RnicCQ *cq, uint32_t cqn);
 /* Moves a QP to ERR, flushes it and raises the async event (0: none). */
 void rnic_qp_fatal(RnicState *s, RnicQP *qp, uint8_t eqe_type);
 

@@ -736,30 +736,13 @@ static void test_fault_duplicate(void *obj, void *data,
  * flipped bit, and the receive side's ICRC check throws each one away.
  */
 /* An RC QP connected to itself (through the device's loopback), in RTS. */
-static void rc_qp_to_self(Env *e)
-{
-    struct rnic_qp_attr a;
-
-    rt_env_rc_qp(e, RNIC_QPS_INIT);
-    rt_attr_for(&a, RNIC_QPS_RTR);
-    rt_ipv4_gid(DEV_IP, a.av.dgid);
-    memcpy(a.av.dmac, rt_dev_mac, 6);
-    a.dest_qpn = cpu_to_le32(e->qp.qpn);
-    a.rq_psn = cpu_to_le32(QP_SQ_PSN);
-    g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, MASK_TO_RTR, &a), ==,
-                     RNIC_CMD_OK);
-    a.qp_state = RNIC_QPS_RTS;
-    g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, MASK_TO_RTS, &a), ==,
-                     RNIC_CMD_OK);
-}
-
 static void test_fault_corrupt(void *obj, void *data, QGuestAllocator *alloc)
 {
     Env e;
     struct rnic_sge sge;
 
     rt_env_basic(&e, obj, data);
-    rc_qp_to_self(&e);
+    rt_qp_to_self(&e);
     rt_sge_of(&sge, &e.mr, 2048, 1024);
     qrnic_post_recv(e.r, &e.qp, 0x10, &sge, 1);
     qrnic_ring_rq(e.r, &e.qp);
@@ -811,7 +794,7 @@ static void test_fault_runtime(void *obj, void *data, QGuestAllocator *alloc)
 
     rt_env_basic(&e, obj, data);
     path = rt_qom_path(qrnic_qts(e.r));
-    rc_qp_to_self(&e);
+    rt_qp_to_self(&e);
     rt_sge_of(&sge, &e.mr, 2048, 1024);
     qrnic_post_recv(e.r, &e.qp, 0x10, &sge, 1);
     qrnic_ring_rq(e.r, &e.qp);
@@ -1148,19 +1131,6 @@ static void test_pm_cqe_own_config(void)
     q35_stop(&q);
 }
 
-static void msix_entry(QRnic *r, unsigned vec, uint64_t addr, uint32_t data)
-{
-    QPCIDevice *d = &r->dev;
-    uint64_t off = d->msix_table_off + vec * PCI_MSIX_ENTRY_SIZE;
-
-    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_LOWER_ADDR,
-                   (uint32_t)addr);
-    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_UPPER_ADDR,
-                   addr >> 32);
-    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_DATA, data);
-    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
-}
-
 /*
  * The MSI-X route: EQ 1's vector writes D3hot into PMCSR, EQ 0's writes
  * D0.  The send completion's event puts the function in D3hot; the
@@ -1184,8 +1154,8 @@ static void test_pm_msix_own_config(void)
     rt_env_basic(&e, &q.r, q.fds);
     pmcsr = q.ecam + pm_cap(e.r) + PCI_PM_CTRL;
     qpci_msix_enable(&e.r->dev);
-    msix_entry(e.r, 0, pmcsr, 0);
-    msix_entry(e.r, 1, pmcsr, PM_D3HOT);
+    rt_msix_entry(e.r, 0, pmcsr, 0);
+    rt_msix_entry(e.r, 1, pmcsr, PM_D3HOT);
     qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_EQ);
     cmd.u.eq.eqn = cpu_to_le32(1);
     cmd.u.eq.log_size = 8;

@@ -15,6 +15,7 @@
 #include "libqtest.h"
 #include "libqos/qgraph.h"
 #include "libqos/pci.h"
+#include "hw/pci/pci_regs.h"
 #include "libqos/rnic.h"
 #include "qobject/qdict.h"
 #include "qobject/qlist.h"
@@ -893,6 +894,36 @@ char *rt_qom_path(QTestState *qts)
     qobject_unref(resp);
     g_assert_nonnull(path);
     return path;
+}
+
+void rt_qp_to_self(Env *e)
+{
+    struct rnic_qp_attr a;
+
+    rt_env_rc_qp(e, RNIC_QPS_INIT);
+    rt_attr_for(&a, RNIC_QPS_RTR);
+    rt_ipv4_gid(DEV_IP, a.av.dgid);
+    memcpy(a.av.dmac, rt_dev_mac, 6);
+    a.dest_qpn = cpu_to_le32(e->qp.qpn);
+    a.rq_psn = cpu_to_le32(QP_SQ_PSN);
+    g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, MASK_TO_RTR, &a), ==,
+                     RNIC_CMD_OK);
+    a.qp_state = RNIC_QPS_RTS;
+    g_assert_cmpuint(qrnic_modify_qp(e->r, e->qp.qpn, MASK_TO_RTS, &a), ==,
+                     RNIC_CMD_OK);
+}
+
+void rt_msix_entry(QRnic *r, unsigned vec, uint64_t addr, uint32_t data)
+{
+    QPCIDevice *d = &r->dev;
+    uint64_t off = d->msix_table_off + vec * PCI_MSIX_ENTRY_SIZE;
+
+    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_LOWER_ADDR,
+                   (uint32_t)addr);
+    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_UPPER_ADDR,
+                   addr >> 32);
+    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_DATA, data);
+    qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
 }
 
 #endif /* _WIN32 */

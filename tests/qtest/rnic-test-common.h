@@ -169,6 +169,10 @@ void rt_env_rc_qp(Env *e, uint8_t state);
 void rt_env_init_qp_on_cq(Env *e, QRnicCq *scq, unsigned cq_log,
                           unsigned sq_log);
 void rt_qp_up(Env *e, QRnicQp *qp, uint8_t state);
+/* e->qp as an RC QP in RTS connected to itself through the loopback. */
+void rt_qp_to_self(Env *e);
+/* MSI-X vector 'vec' writes 'data' to guest address 'addr', unmasked. */
+void rt_msix_entry(QRnic *r, unsigned vec, uint64_t addr, uint32_t data);
 uint8_t rt_qp_state(Env *e, QRnicQp *qp);
 void rt_sge_of(struct rnic_sge *sge, QRnicMr *mr, uint64_t off,
                uint32_t len);
