@@ -20,7 +20,7 @@
  * free.  Reset it first, so that it stops all DMA, then tell the ULPs
  * (IB_EVENT_DEVICE_FATAL); every later command fails at once.
  */
-static void rnic_cmdq_mark_dead(struct rnic_dev *dev, const char *why)
+void rnic_cmdq_mark_dead(struct rnic_dev *dev, const char *why)
 {
 	if (dev->cmdq.dead)
 		return;
@@ -157,6 +157,9 @@ static int rnic_cmd_exec_locked(struct rnic_dev *dev, struct rnic_cmd *cmd,
 
 	timeout = jiffies + msecs_to_jiffies(RNIC_CMD_TIMEOUT_MS);
 	while (!READ_ONCE(slot->resp.done)) {
+		/* A fatal event from the EQ reset the device under us. */
+		if (READ_ONCE(q->dead))
+			return -EIO;
 		if (time_after(jiffies, timeout)) {
 			rnic_cmdq_mark_dead(dev, "timeout");
 			return -EIO;

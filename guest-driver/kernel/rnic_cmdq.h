@@ -30,6 +30,8 @@ struct rnic_cmdq {
 int rnic_cmdq_init(struct rnic_dev *dev);
 void rnic_cmdq_destroy(struct rnic_dev *dev);
 bool rnic_dev_dead(struct rnic_dev *dev);
+/* Resets the device and raises IB_EVENT_DEVICE_FATAL, once. */
+void rnic_cmdq_mark_dead(struct rnic_dev *dev, const char *why);
 int rnic_cmd_query_device(struct rnic_dev *dev, struct rnic_device_attr *attr);
 int rnic_cmd_query_port(struct rnic_dev *dev, u32 port,
 			struct rnic_port_attr *attr);

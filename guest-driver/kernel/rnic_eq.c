@@ -135,6 +135,10 @@ static void rnic_handle_eqe(struct rnic_dev *dev, const struct rnic_eqe *eqe)
 		 */
 		schedule_work(&dev->link_work);
 		break;
+	case RNIC_EQE_DEVICE_FATAL:
+		/* The device stopped; only a reset brings it back. */
+		rnic_cmdq_mark_dead(dev, "device fatal event");
+		break;
 	case RNIC_EQE_EQ_OVERFLOW:
 		dev_warn_ratelimited(&dev->pdev->dev,
 				     "EQ %u overflowed, events lost\n", obj);
