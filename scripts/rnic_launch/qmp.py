@@ -104,17 +104,20 @@ class HostChecks:
         hold no object of any user context (the QOM "objects" property).
         "migrate": live-migrate the VM to a new QEMU (see migrate()).
         "faults KEY=PCT...": set the device's fault percentages.
+        "inject FAULT KEY=VAL...": arm a device-side fault (QMP
+        rnic-inject-fault), e.g. "inject wc-error status=retry-exc-err".
         "wire-faults": log the counters of the VM's faulty wires
         (--wire-fault), one line per filter.
         """
         checks = {"objects-idle": self.check_objects_idle,
                   "migrate": self.migrate,
                   "faults": lambda vm: self.set_faults(vm, args),
+                  "inject": lambda vm: self.inject_fault(vm, args),
                   "wire-faults": self.log_wire_faults}
         try:
             if what not in checks:
                 raise RuntimeError("unknown check %r" % what)
-            if args and what != "faults":
+            if args and what not in ("faults", "inject"):
                 raise RuntimeError("%s takes no arguments" % what)
             checks[what](vm)
         except (OSError, ValueError, RuntimeError) as e:
@@ -138,6 +141,26 @@ class HostChecks:
                for k in self.FAULTS}
         self.log("%s: rnic0 faults now %s" % (vm.name, " ".join(
             "%s=%d" % kv for kv in now.items())))
+
+    def inject_fault(self, vm, args):
+        """Arms one device-side fault: the first argument names it, the
+        rest are its KEY=VAL arguments (numbers as numbers).  Logs what
+        the device counted of each fault so far."""
+        if not args:
+            raise RuntimeError("inject needs a fault")
+        arguments = {"path": "/machine/peripheral/rnic0", "fault": args[0]}
+        for arg in args[1:]:
+            key, sep, val = arg.partition("=")
+            if not sep or not key:
+                raise RuntimeError("%r is not KEY=VAL" % arg)
+            arguments[key] = int(val, 0) if val.lstrip("-").isdigit() or \
+                val.startswith("0x") else val
+        qmp_command(vm.qmp, "rnic-inject-fault", arguments)
+        done = qmp_command(vm.qmp, "qom-get", {"path": "/machine/peripheral/rnic0",
+                                               "property": "faults"})
+        self.log("%s: rnic0 fault %s armed; faults so far %s" % (
+            vm.name, " ".join(args), " ".join(
+                "%s=%s" % kv for kv in sorted(done.items()))))
 
     def log_wire_faults(self, vm):
         """One line per filter of --wire-fault, which scripts/bench.py reads:

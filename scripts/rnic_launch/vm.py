@@ -17,6 +17,9 @@ MARKER = re.compile(rb"RNIC-EXIT-STATUS=(\d+)")
 # A guest asks the launcher to look at its rnic device from the host (over
 # QMP) with this line; see rnic-host-check in scripts/guest.
 HOST_CHECK = re.compile(rb"RNIC-HOST-CHECK: ([a-z-]+)((?: [a-z-]+=[0-9]+)*)\s*$")
+# "inject FAULT KEY=VAL...": values are numbers or QAPI enum names.
+HOST_INJECT = re.compile(rb"RNIC-HOST-CHECK: (inject)((?: [a-z-]+)"
+                         rb"(?: [a-z-]+=(?:0x[0-9a-f]+|[0-9]+|[a-z-]+))*)\s*$")
 PR_SET_PDEATHSIG = 1
 
 
@@ -113,7 +116,7 @@ class VM:
         if m and self.status is None:
             self.status = int(m.group(1))
             self.status_time = time.monotonic()
-        c = HOST_CHECK.search(line)
+        c = HOST_CHECK.search(line) or HOST_INJECT.search(line)
         if c and self.on_check:
             self.on_check(self, c.group(1).decode(), c.group(2).decode().split())
         if echo:

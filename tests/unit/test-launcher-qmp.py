@@ -31,6 +31,7 @@ class FakeQmp(threading.Thread):
         # The filters' counters, by QOM path.
         self.objects = {}
         self.sets = []
+        self.injected = []
         self.cpu_tids = cpu_tids
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(path)
@@ -43,6 +44,14 @@ class FakeQmp(threading.Thread):
         if name == "query-cpus-fast":
             return {"return": [{"cpu-index": i, "thread-id": t}
                                for i, t in enumerate(self.cpu_tids)]}
+        if name == "rnic-inject-fault":
+            if args.get("fault") not in ("wc-error", "fatal"):
+                return {"error": {"class": "GenericError", "desc": "bad fault"}}
+            self.injected.append(args)
+            return {"return": {}}
+        if name == "qom-get" and args == {"path": "/machine/peripheral/rnic0",
+                                          "property": "faults"}:
+            return {"return": {"wc-error": len(self.injected), "fatal": 0}}
         if name in ("qom-set", "qom-get") and args.get("path") == "/machine/peripheral/rnic0":
             prop = args["property"]
             if prop not in self.props:
@@ -127,6 +136,30 @@ class LauncherQmpTest(unittest.TestCase):
         self.guest_says(b"RNIC-HOST-CHECK: faults loss=5 reorder=x\n")
         self.assertIsNone(self.vm.check_failed)
         self.assertEqual(self.qmp.sets, [])
+
+    def test_inject_arms_the_fault(self):
+        # Enum names stay strings, numbers become numbers.
+        self.guest_says(b"RNIC-HOST-CHECK: inject wc-error status=retry-exc-err"
+                        b" qpn=0x12 count=3\n")
+        self.assertIsNone(self.vm.check_failed)
+        self.assertEqual(self.qmp.injected, [{
+            "path": "/machine/peripheral/rnic0", "fault": "wc-error",
+            "status": "retry-exc-err", "qpn": 0x12, "count": 3}])
+        with open(self.launcher.log_path, encoding="utf-8") as f:
+            self.assertIn("vm0: rnic0 fault wc-error status=retry-exc-err qpn=0x12 "
+                          "count=3 armed; faults so far fatal=0 wc-error=1", f.read())
+
+    def test_inject_refusals(self):
+        # QEMU's refusal fails the run; a line without a fault is no check.
+        self.guest_says(b"RNIC-HOST-CHECK: inject no-such-fault\n")
+        self.assertIn("bad fault", self.vm.check_failed)
+        self.vm.check_failed = None
+        self.guest_says(b"RNIC-HOST-CHECK: inject\n")
+        self.assertIn("inject needs a fault", self.vm.check_failed)
+        self.vm.check_failed = None
+        self.guest_says(b"RNIC-HOST-CHECK: inject wc-error status=A;B\n")
+        self.assertIsNone(self.vm.check_failed)
+        self.assertEqual(self.qmp.injected, [])
 
     def test_wire_fault_counters_logged(self):
         # A run with --wire-fault: each filter's counters, one line each.
