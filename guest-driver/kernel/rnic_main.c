@@ -230,6 +230,61 @@ static void rnic_reset_done(struct pci_dev *pdev)
 			err);
 }
 
+/*
+ * Recovery from a fatal error (a fatal event, a command timeout): the
+ * device has been reset and IB_EVENT_DEVICE_FATAL raised.  The driver
+ * then lets go of everything as on removal (ib_core disassociates the
+ * verbs programs' contexts, ULPs see the device go) and probes the
+ * function again, which registers new RDMA and network devices.  It runs
+ * from a work item of its own, not the device's, because removal frees
+ * the device and waits for the device's work items.
+ */
+struct rnic_recovery {
+	struct work_struct work;
+	struct pci_dev *pdev;
+	struct rnic_dev *dev;		/* the instance that failed */
+};
+
+static struct workqueue_struct *rnic_recovery_wq;
+static atomic_t rnic_recoveries = ATOMIC_INIT(0);
+
+static void rnic_recovery_work(struct work_struct *work)
+{
+	struct rnic_recovery *r = container_of(work, struct rnic_recovery,
+					       work);
+	struct pci_dev *pdev = r->pdev;
+	int err;
+
+	device_lock(&pdev->dev);
+	/* Unbound, removed or reset meanwhile: nothing left to recover. */
+	if (pdev->dev.driver && pci_get_drvdata(pdev) == r->dev) {
+		dev_info(&pdev->dev, "recovering from a fatal error\n");
+		rnic_remove(pdev);
+		err = rnic_probe(pdev, NULL);
+		if (err)
+			dev_err(&pdev->dev, "device not back after a fatal error: %d\n",
+				err);
+		else
+			dev_info(&pdev->dev, "recovered from a fatal error (%d so far)\n",
+				 atomic_inc_return(&rnic_recoveries));
+	}
+	device_unlock(&pdev->dev);
+	pci_dev_put(pdev);
+	kfree(r);
+}
+
+void rnic_schedule_recovery(struct rnic_dev *dev)
+{
+	struct rnic_recovery *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (!r)
+		return;
+	INIT_WORK(&r->work, rnic_recovery_work);
+	r->pdev = pci_dev_get(dev->pdev);
+	r->dev = dev;
+	queue_work(rnic_recovery_wq, &r->work);
+}
+
 static const struct pci_error_handlers rnic_err_handlers = {
 	.reset_prepare = rnic_reset_prepare,
 	.reset_done = rnic_reset_done,
@@ -253,7 +308,28 @@ static struct pci_driver rnic_pci_driver = {
 	.err_handler = &rnic_err_handlers,
 };
 
-module_pci_driver(rnic_pci_driver);
+static int __init rnic_init(void)
+{
+	int err;
+
+	rnic_recovery_wq = alloc_ordered_workqueue("rnic_recovery", 0);
+	if (!rnic_recovery_wq)
+		return -ENOMEM;
+	err = pci_register_driver(&rnic_pci_driver);
+	if (err)
+		destroy_workqueue(rnic_recovery_wq);
+	return err;
+}
+
+static void __exit rnic_exit(void)
+{
+	pci_unregister_driver(&rnic_pci_driver);
+	/* Recoveries still queued find no driver bound and end. */
+	destroy_workqueue(rnic_recovery_wq);
+}
+
+module_init(rnic_init);
+module_exit(rnic_exit);
 
 MODULE_DESCRIPTION("rnic emulated RoCEv2 RNIC driver");
 MODULE_LICENSE("GPL");

@@ -554,6 +554,8 @@ void rnic_fatal_work(struct work_struct *work)
 	rnic_mark_user_cqs_dead(dev);
 	if (dev->ib_registered)
 		ib_dispatch_event(&ev);
+	/* Then the device comes back as new, as after a function reset. */
+	rnic_schedule_recovery(dev);
 }
 
 /* ---- multicast: the device delivers group frames to the members ---- */
