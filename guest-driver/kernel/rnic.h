@@ -50,6 +50,8 @@ static_assert(PAGE_SIZE == RNIC_DB_PAGE_SIZE,
 #define RNIC_DESTROY_QP_TRIES	5000
 #define RNIC_CMDQ_LOG_SIZE	5
 #define RNIC_EQ_LOG_SIZE	10
+/* How often the watchdog looks for EQ entries no interrupt announced. */
+#define RNIC_EQ_WATCHDOG_MS	250
 #define RNIC_ASYNC_EQN		0
 #define RNIC_NET_LOG_SIZE	8
 #define RNIC_PORT		1
@@ -72,6 +74,8 @@ struct rnic_eq {
 	int vector;			/* MSI-X vector index */
 	bool created;			/* CREATE_EQ succeeded */
 	bool irq_requested;
+	/* The ci the watchdog last saw with an entry pending, plus one. */
+	u32 wd_stuck_ci;
 	char name[32];
 };
 
@@ -116,6 +120,16 @@ struct rnic_net {
 	char irq_name[32];
 };
 
+/*
+ * Counters of the driver's own, in hw_counters after the device's:
+ * IRQ_RECOVERED counts EQs whose entries waited a whole watchdog period
+ * with no interrupt, and which the watchdog then handled.
+ */
+enum rnic_drv_counter {
+	RNIC_DRV_CNT_IRQ_RECOVERED,
+	RNIC_DRV_CNT_MAX
+};
+
 struct rnic_dev {
 	struct ib_device ibdev;
 	struct pci_dev *pdev;
@@ -139,6 +153,8 @@ struct rnic_dev {
 	struct net_device *ndev;
 	struct work_struct link_work;	/* PORT_ACTIVE/PORT_DOWN events */
 	struct work_struct fatal_work;	/* IB_EVENT_DEVICE_FATAL */
+	struct delayed_work eq_watchdog;	/* lost interrupts */
+	atomic64_t drv_cnt[RNIC_DRV_CNT_MAX];
 	struct mutex link_lock;		/* carrier, port_active, ndev */
 	bool port_active;
 	bool ib_registered;

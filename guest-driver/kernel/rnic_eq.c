@@ -169,6 +169,58 @@ static irqreturn_t rnic_eq_irq(int irq, void *data)
 	return n ? IRQ_HANDLED : IRQ_NONE;
 }
 
+/*
+ * A lost interrupt (never sent, or sent and lost) leaves entries in an EQ
+ * that nothing will read until the next interrupt, which may never come
+ * if a program waits for this very completion.  Each watchdog period
+ * looks for pending entries; an EQ whose consumer index has not moved
+ * for a whole period with an entry pending lost its interrupt.  Its
+ * vector is disabled while the watchdog runs the handler, so the two
+ * never race, and IRQs are off as in the handler's own context.
+ */
+static void rnic_eq_check(struct rnic_dev *dev, struct rnic_eq *eq)
+{
+	unsigned int irq = pci_irq_vector(dev->pdev, eq->vector);
+	unsigned long flags;
+
+	if (!eq->created || !rnic_eq_next(eq)) {
+		eq->wd_stuck_ci = 0;
+		return;
+	}
+	if (eq->wd_stuck_ci != eq->ci + 1) {
+		/* Seen for the first time: its interrupt may be on its way. */
+		eq->wd_stuck_ci = eq->ci + 1;
+		return;
+	}
+	disable_irq(irq);
+	if (rnic_eq_next(eq) && eq->wd_stuck_ci == eq->ci + 1) {
+		atomic64_inc(&dev->drv_cnt[RNIC_DRV_CNT_IRQ_RECOVERED]);
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "EQ %u: entries with no interrupt, handled by the watchdog\n",
+				     eq->eqn);
+		local_irq_save(flags);
+		rnic_eq_irq(irq, eq);
+		local_irq_restore(flags);
+	}
+	eq->wd_stuck_ci = 0;
+	enable_irq(irq);
+}
+
+static void rnic_eq_watchdog(struct work_struct *work)
+{
+	struct rnic_dev *dev = container_of(to_delayed_work(work),
+					    struct rnic_dev, eq_watchdog);
+	int i;
+
+	if (rnic_dev_dead(dev))
+		return;
+	rnic_eq_check(dev, &dev->async_eq);
+	for (i = 0; i < dev->num_ceqs; i++)
+		rnic_eq_check(dev, &dev->ceqs[i]);
+	schedule_delayed_work(&dev->eq_watchdog,
+			      msecs_to_jiffies(RNIC_EQ_WATCHDOG_MS));
+}
+
 static int rnic_eq_create(struct rnic_dev *dev, struct rnic_eq *eq, u32 eqn,
 			  int vector)
 {
@@ -277,6 +329,9 @@ int rnic_eqs_init(struct rnic_dev *dev)
 		dev->ceqs = NULL;
 		goto err_async;
 	}
+	INIT_DELAYED_WORK(&dev->eq_watchdog, rnic_eq_watchdog);
+	schedule_delayed_work(&dev->eq_watchdog,
+			      msecs_to_jiffies(RNIC_EQ_WATCHDOG_MS));
 	return 0;
 
 err_async:
@@ -288,6 +343,7 @@ void rnic_eqs_destroy(struct rnic_dev *dev)
 {
 	int i;
 
+	cancel_delayed_work_sync(&dev->eq_watchdog);
 	for (i = 0; i < dev->num_ceqs; i++)
 		rnic_eq_destroy(dev, &dev->ceqs[i]);
 	kfree(dev->ceqs);

@@ -1184,9 +1184,11 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_SQ_DBREC_WQES].name = "sq_dbrec_wqes",
 	[RNIC_CNT_OOO_KEPT].name = "ooo_kept",
 	[RNIC_CNT_SR_RESENDS].name = "sr_resends",
+	[RNIC_CNT_MAX + RNIC_DRV_CNT_IRQ_RECOVERED].name = "irq_recovered",
 };
 
-static_assert(ARRAY_SIZE(rnic_counter_descs) == RNIC_CNT_MAX);
+static_assert(ARRAY_SIZE(rnic_counter_descs) ==
+	      RNIC_CNT_MAX + RNIC_DRV_CNT_MAX);
 
 /* The uverbs structs keep the sizes the provider was built with. */
 static_assert(sizeof(struct rnic_ualloc_ucontext_resp) == 40);
@@ -1203,7 +1205,8 @@ static_assert(sizeof(struct rnic_ucreate_ah_resp) == 8);
 static struct rdma_hw_stats *rnic_alloc_hw_port_stats(struct ib_device *ibdev,
 						      u32 port)
 {
-	return rdma_alloc_hw_stats_struct(rnic_counter_descs, RNIC_CNT_MAX,
+	return rdma_alloc_hw_stats_struct(rnic_counter_descs,
+					  RNIC_CNT_MAX + RNIC_DRV_CNT_MAX,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -1215,6 +1218,10 @@ static int rnic_get_hw_stats(struct ib_device *ibdev,
 
 	for (i = 0; i < RNIC_CNT_MAX && i < stats->num_counters; i++)
 		stats->value[i] = rnic_read_counter(dev, i);
+	for (i = 0; i < RNIC_DRV_CNT_MAX &&
+	     RNIC_CNT_MAX + i < stats->num_counters; i++)
+		stats->value[RNIC_CNT_MAX + i] =
+			atomic64_read(&dev->drv_cnt[i]);
 	return stats->num_counters;
 }
 
