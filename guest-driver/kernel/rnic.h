@@ -438,6 +438,8 @@ void rnic_net_link_update(struct rnic_dev *dev);
 void rnic_link_work(struct work_struct *work);
 void rnic_fatal_work(struct work_struct *work);
 void rnic_schedule_recovery(struct rnic_dev *dev);
+void rnic_kick_qp_cqs(struct rnic_qp *qp);
+void rnic_kick_kernel_cqs(struct rnic_dev *dev);
 void rnic_mark_user_cqs_dead(struct rnic_dev *dev);
 void rnic_qp_purge_cqes(struct rnic_qp *qp);
 

@@ -483,6 +483,20 @@ int rnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
 		return -EINVAL;
 
+	if (rnic_dev_dead(dev)) {
+		/*
+		 * The reset device holds no QP, which is as good as ERR:
+		 * ib_drain_qp() and ULP teardown move QPs there and must
+		 * succeed.  Their WQEs are flushed by the poller.
+		 */
+		if (next != IB_QPS_ERR && next != IB_QPS_RESET)
+			return -EIO;
+		qp->state = next;
+		if (!qp->user)
+			rnic_kick_qp_cqs(qp);
+		return 0;
+	}
+
 	cmd.qpn = cpu_to_le32(qp->qpn);
 	cmd.attr_mask = cpu_to_le32(attr_mask & RNIC_QP_ATTR_ALL);
 	a->qp_state = next;
@@ -797,10 +811,13 @@ int rnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		qp->sq.pi++;
 		posted = true;
 	}
-	if (posted)
+	if (posted && !rnic_dev_dead(dev))
 		rnic_ksq_ring(dev, qp);
 out:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	/* A dead device completes nothing: the poller flushes them. */
+	if (posted && rnic_dev_dead(dev))
+		rnic_kick_qp_cqs(qp);
 	return err;
 }
 
@@ -858,7 +875,7 @@ static int rnic_post_wq_recv(struct rnic_dev *dev, struct rnic_wq *wq,
 		wq->pi++;
 		posted = true;
 	}
-	if (posted)
+	if (posted && !rnic_dev_dead(dev))
 		rnic_ring_db(dev, db, qn, 0, wq->pi);
 	spin_unlock_irqrestore(lock, flags);
 	return err;
@@ -867,14 +884,19 @@ static int rnic_post_wq_recv(struct rnic_dev *dev, struct rnic_wq *wq,
 int rnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
+	struct rnic_dev *dev = to_rdev(ibqp->device);
 	struct rnic_qp *qp = to_rqp(ibqp);
+	int err;
 
 	if (qp->user || qp->has_srq || qp->state == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	return rnic_post_wq_recv(to_rdev(ibqp->device), &qp->rq, &qp->rq_lock,
-				 RNIC_DB_RQ, qp->qpn, wr, bad_wr);
+	err = rnic_post_wq_recv(dev, &qp->rq, &qp->rq_lock, RNIC_DB_RQ,
+				qp->qpn, wr, bad_wr);
+	if (rnic_dev_dead(dev))
+		rnic_kick_qp_cqs(qp);
+	return err;
 }
 
 /* ---- kernel CQ polling ---- */
@@ -1114,6 +1136,96 @@ static bool rnic_cqe_to_wc(struct rnic_dev *dev, const struct rnic_cqe *c,
 	return true;
 }
 
+/*
+ * The software flush after a fatal error.  The reset device writes no
+ * CQE again, yet kernel ULPs wait for every work request they posted: a
+ * drain, a MAD send that holds its CM ID, an NVMe command.  As a device
+ * flushes a QP in ERR, the driver completes each outstanding WQE of the
+ * kernel QPs on the CQ with IB_WC_WR_FLUSH_ERR, oldest first, with the
+ * wr_id of its shadow.  The CQ's lock covers the queues' ci here, as in
+ * the poll of real CQEs.
+ */
+static int rnic_flush_wq(struct rnic_qp *qp, struct rnic_wq *wq, bool recv,
+			 struct ib_wc *wc, int budget)
+{
+	u32 mask = (1u << wq->log_size) - 1;
+	u32 pi = READ_ONCE(wq->pi);
+	int n = 0;
+
+	/* The slots' wr_ids were stored before the index that covers them. */
+	smp_rmb();
+	while (n < budget && wq->ci != pi) {
+		memset(&wc[n], 0, sizeof(wc[n]));
+		wc[n].wr_id = wq->wr_id[wq->ci & mask];
+		wc[n].status = IB_WC_WR_FLUSH_ERR;
+		wc[n].opcode = recv ? IB_WC_RECV : IB_WC_SEND;
+		wc[n].qp = &qp->ibqp;
+		wc[n].port_num = RNIC_PORT;
+		WRITE_ONCE(wq->ci, wq->ci + 1);
+		n++;
+	}
+	return n;
+}
+
+static int rnic_poll_flush(struct rnic_dev *dev, struct rnic_cq *cq,
+			   struct ib_wc *wc, int budget)
+{
+	unsigned long index;
+	struct rnic_qp *qp;
+	int n = 0;
+
+	xa_lock(&dev->qp_xa);
+	xa_for_each(&dev->qp_xa, index, qp) {
+		if (qp->user || n >= budget)
+			continue;
+		if (qp->sq.wr_id && to_rcq(qp->ibqp.send_cq) == cq)
+			n += rnic_flush_wq(qp, &qp->sq, false, wc + n, budget - n);
+		if (!qp->has_srq && qp->rq.wr_id &&
+		    to_rcq(qp->ibqp.recv_cq) == cq)
+			n += rnic_flush_wq(qp, &qp->rq, true, wc + n, budget - n);
+	}
+	xa_unlock(&dev->qp_xa);
+	return n;
+}
+
+/* Has a kernel QP on @cq work that only the software flush can end? */
+static bool rnic_cq_flushable(struct rnic_dev *dev, struct rnic_cq *cq)
+{
+	unsigned long index;
+	struct rnic_qp *qp;
+	bool any = false;
+
+	xa_lock(&dev->qp_xa);
+	xa_for_each(&dev->qp_xa, index, qp) {
+		if (qp->user)
+			continue;
+		if ((to_rcq(qp->ibqp.send_cq) == cq &&
+		     READ_ONCE(qp->sq.pi) != qp->sq.ci) ||
+		    (!qp->has_srq && to_rcq(qp->ibqp.recv_cq) == cq &&
+		     READ_ONCE(qp->rq.pi) != qp->rq.ci)) {
+			any = true;
+			break;
+		}
+	}
+	xa_unlock(&dev->qp_xa);
+	return any;
+}
+
+/* Not a CQ its owner polls directly: its handler warns if called. */
+static void rnic_kick_cq(struct ib_cq *ibcq)
+{
+	if (ibcq && ibcq->comp_handler && ibcq->poll_ctx != IB_POLL_DIRECT)
+		ibcq->comp_handler(ibcq, ibcq->cq_context);
+}
+
+/* After a fatal error: the QP's pollers have flushes to collect. */
+void rnic_kick_qp_cqs(struct rnic_qp *qp)
+{
+	rnic_kick_cq(qp->ibqp.send_cq);
+	if (qp->ibqp.recv_cq != qp->ibqp.send_cq)
+		rnic_kick_cq(qp->ibqp.recv_cq);
+}
+
 int rnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct rnic_dev *dev = to_rdev(ibcq->device);
@@ -1135,6 +1247,8 @@ int rnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		if (rnic_cqe_to_wc(dev, &copy, &wc[n]))
 			n++;
 	}
+	if (n < num_entries && rnic_dev_dead(dev))
+		n += rnic_poll_flush(dev, cq, wc + n, num_entries - n);
 	WRITE_ONCE(cq->dbrec->ci, cpu_to_le32(cq->ci));
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
@@ -1154,6 +1268,14 @@ int rnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	      RNIC_DB_ARM_SOLICITED : RNIC_DB_ARM;
 	spin_lock_irqsave(&cq->lock, irqflags);
 	WRITE_ONCE(cq->dbrec->ci, cpu_to_le32(cq->ci));
+	if (rnic_dev_dead(dev)) {
+		/* No event will come: report what the flush still owes. */
+		if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+		    (rnic_cq_next(cq) || rnic_cq_flushable(dev, cq)))
+			ret = 1;
+		spin_unlock_irqrestore(&cq->lock, irqflags);
+		return ret;
+	}
 	rnic_ring_db(dev, RNIC_DB_CQ, cq->cqn, arm, cq->ci);
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && rnic_cq_next(cq))
 		ret = 1;

@@ -554,6 +554,8 @@ void rnic_fatal_work(struct work_struct *work)
 	rnic_mark_user_cqs_dead(dev);
 	if (dev->ib_registered)
 		ib_dispatch_event(&ev);
+	/* Kernel pollers collect the software flush of their work. */
+	rnic_kick_kernel_cqs(dev);
 	/* Then the device comes back as new, as after a function reset. */
 	rnic_schedule_recovery(dev);
 }
@@ -825,6 +827,20 @@ void rnic_mark_user_cqs_dead(struct rnic_dev *dev)
 	xa_lock_irq(&dev->cq_xa);
 	xa_for_each(&dev->cq_xa, index, cq)
 		rnic_cq_mark_dead(cq);
+	xa_unlock_irq(&dev->cq_xa);
+}
+
+void rnic_kick_kernel_cqs(struct rnic_dev *dev)
+{
+	unsigned long index;
+	struct rnic_cq *cq;
+
+	/* As rnic_dispatch_comp(): the lock keeps destroy_cq away. */
+	xa_lock_irq(&dev->cq_xa);
+	xa_for_each(&dev->cq_xa, index, cq)
+		if (!cq->umem && cq->ibcq.comp_handler &&
+		    cq->ibcq.poll_ctx != IB_POLL_DIRECT)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	xa_unlock_irq(&dev->cq_xa);
 }
 
