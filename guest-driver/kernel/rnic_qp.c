@@ -1053,6 +1053,12 @@ static bool rnic_cqe_wr_id(struct rnic_dev *dev, struct rnic_qp *qp,
 				     "QP %u: %s CQE names slot %u, not outstanding (ci %u pi %u); dropped\n",
 				     qp->qpn, recv ? "receive" : "send", idx,
 				     ci, pi);
+		/*
+		 * The device and the driver no longer agree on the queue:
+		 * every later CQE of it is suspect, and the device may be
+		 * writing where it should not.  Stop it and start again.
+		 */
+		rnic_cmdq_mark_dead(dev, "CQE for a work request not posted");
 		return false;
 	}
 	*wr_id = wq->wr_id[idx];
