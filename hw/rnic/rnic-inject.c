@@ -43,6 +43,7 @@ static const char *const rnic_inj_names[RNIC_INJ_MAX] = {
     [RNIC_INJ_IRQ_DROP] = "irq-drop",
     [RNIC_INJ_IRQ_DELAY] = "irq-delay",
     [RNIC_INJ_DMA_FAIL] = "dma-fail",
+    [RNIC_INJ_CQE_CORRUPT] = "cqe-corrupt",
 };
 
 /* RnicWcStatus, in its QAPI order, as the device ABI numbers it. */
@@ -167,6 +168,37 @@ bool rnic_inject_dma_fail(RnicState *s, dma_addr_t addr, dma_addr_t len)
     trace_rnic_inject_dma_fail(addr, len);
     rnic_inj_done(s, RNIC_INJ_DMA_FAIL, 0);
     return true;
+}
+
+/*
+ * A broken device's CQE: the WQE index half the queue away from the one
+ * completed, which a driver cannot have outstanding next, and a wr_id no
+ * driver gave.  A driver that trusts the CQE calls through garbage.
+ */
+void rnic_inject_cqe(RnicState *s, struct rnic_cqe *cqe)
+{
+    RnicInject *inj = &s->inj;
+    RnicQP *qp;
+    uint8_t log_size;
+
+    if (!inj->cqe_left || (inj->cqe_qpn && inj->cqe_qpn != cqe->qpn)) {
+        return;
+    }
+    qp = rnic_qp_get(s, cqe->qpn);
+    if (!qp) {
+        return;
+    }
+    log_size = (cqe->opcode & RNIC_WC_RECV) ? qp->rq.ring.log_size :
+               qp->sq.ring.log_size;
+    inj->cqe_left--;
+    rnic_inj_done(s, RNIC_INJ_CQE_CORRUPT, cqe->qpn);
+    if (log_size) {
+        cqe->wqe_idx = (cqe->wqe_idx + (1u << (log_size - 1))) &
+                       ((1u << log_size) - 1);
+    } else {
+        cqe->wqe_idx ^= 1;
+    }
+    cqe->wr_id = 0xbad0bad0bad0bad0ull;
 }
 
 /* ---- timers: they only record, the bottom half acts ---- */
@@ -524,6 +556,16 @@ void qmp_rnic_inject_fault(RnicFaultSpec *f, Error **errp)
     case RNIC_FAULT_DMA_FAIL:
         s->inj.dma_fail_left = f->u.dma_fail.has_count ?
                                f->u.dma_fail.count : 1;
+        break;
+    case RNIC_FAULT_CQE_CORRUPT:
+        if (f->u.cqe_corrupt.has_qpn &&
+            !rnic_qp_get(s, f->u.cqe_corrupt.qpn)) {
+            error_setg(errp, "QP 0x%x does not exist", f->u.cqe_corrupt.qpn);
+            return;
+        }
+        s->inj.cqe_qpn = f->u.cqe_corrupt.has_qpn ? f->u.cqe_corrupt.qpn : 0;
+        s->inj.cqe_left = f->u.cqe_corrupt.has_count ?
+                          f->u.cqe_corrupt.count : 1;
         break;
     default:
         g_assert_not_reached();

@@ -250,12 +250,13 @@ bool rnic_cq_post(RnicState *s, uint32_t cqn, const struct rnic_cqe *in)
     }
 
     e = *in;
-    e.wr_id = cpu_to_le64(in->wr_id);
+    rnic_inject_cqe(s, &e);
+    e.wr_id = cpu_to_le64(e.wr_id);
     e.qpn = cpu_to_le32(in->qpn);
     e.byte_len = cpu_to_le32(in->byte_len);
     e.imm_inv = cpu_to_le32(in->imm_inv);
     e.src_qp = cpu_to_le32(in->src_qp);
-    e.wqe_idx = cpu_to_le16(in->wqe_idx);
+    e.wqe_idx = cpu_to_le16(e.wqe_idx);
     e.timestamp = cpu_to_le64(rnic_clock_ns());
     e.owner = 0;
     if (!rnic_ring_write(s, &cq->ring, cq->pi, 0, &e,

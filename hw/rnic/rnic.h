@@ -310,6 +310,7 @@ typedef enum RnicInjKind {
     RNIC_INJ_IRQ_DROP,
     RNIC_INJ_IRQ_DELAY,
     RNIC_INJ_DMA_FAIL,
+    RNIC_INJ_CQE_CORRUPT,
     RNIC_INJ_MAX
 } RnicInjKind;
 
@@ -360,6 +361,9 @@ typedef struct RnicInject {
     QEMUTimer *irq_timer;
 
     uint32_t dma_fail_left;
+
+    uint32_t cqe_qpn;           /* 0: any QP */
+    uint32_t cqe_left;          /* CQEs still to corrupt */
 
     uint64_t done[RNIC_INJ_MAX];
 } RnicInject;
@@ -554,6 +558,8 @@ bool rnic_inject_eq_lose(RnicState *s, uint32_t eqn);
 bool rnic_inject_cmd_stalled(RnicState *s);
 bool rnic_inject_irq(RnicState *s, unsigned vector);  /* true: not sent now */
 bool rnic_inject_dma_fail(RnicState *s, dma_addr_t addr, dma_addr_t len);
+/* A CQE about to be written: corrupted in place if one is armed. */
+void rnic_inject_cqe(RnicState *s, struct rnic_cqe *cqe);
 void rnic_inject_hmp_show(Monitor *mon, RnicState *s);
 void rnic_inject_get_faults(Object *obj, Visitor *v, const char *name,
                             void *opaque, Error **errp);

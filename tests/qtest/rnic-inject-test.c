@@ -546,6 +546,34 @@ static void test_dma_fail(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
 }
 
+/*
+ * cqe-corrupt: the CQE names the slot half the SQ away and a wr_id the
+ * guest never posted; the CQE after it is intact.
+ */
+static void test_cqe_corrupt(void *obj, void *data, QGuestAllocator *alloc)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *args = NULL;
+    unsigned half;
+    struct rnic_cqe cqe;
+    Env e;
+
+    path = env_self(&e, obj, data);
+    half = 1u << (e.qp.sq_log_size - 1);
+    args = g_strdup_printf("'qpn': %u", e.qp.qpn);
+    inject_ok(&e, path, "cqe-corrupt", args);
+    post_write(&e, 1, 16, 1);
+    post_write(&e, 2, 16, 2);
+    qrnic_ring_sq(e.r, &e.qp);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xbad0bad0bad0bad0ull);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, half);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    expect_cqe(&e, 2, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(fault_count(&e, path, "cqe-corrupt"), ==, 1);
+    inject_refused(&e, path, "cqe-corrupt", "'qpn': 99", "QP 0x63");
+}
+
 static void register_rnic_inject_test(void)
 {
     rt_use_node_b(true);
@@ -560,6 +588,7 @@ static void register_rnic_inject_test(void)
     rt_add("inject-cmd-stall", test_cmd_stall);
     rt_add("inject-irq", test_irq);
     rt_add("inject-dma-fail", test_dma_fail);
+    rt_add("inject-cqe-corrupt", test_cqe_corrupt);
     rt_use_node_b(false);
 }
 
