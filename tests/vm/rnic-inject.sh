@@ -15,6 +15,11 @@
 # 4. cmd-stall: the command queue stops until a reset; the next verbs
 #    program's command times out, the driver marks the device dead,
 #    resets it and recovers as in 3.
+# 5. cqe-corrupt on the kernel's GSI QP (QP 1), which carries rdma_cm's
+#    connection MADs: the CQE names a work request the driver never
+#    posted, with a garbage wr_id.  The driver must not call through it;
+#    it must drop the CQE, reset the device and recover as in 3, and
+#    rping must then connect and verify.
 # No kernel warning, BUG, oops or hung task at any point.
 # vmlaunch: -n 1 --rnic --timeout 600
 set -u
@@ -102,5 +107,27 @@ wait_recovered "command queue dead (timeout)"
 kill "$stalled" 2>/dev/null
 wait "$stalled"
 good_pingpong "after the command stall"
+# 5. A corrupt CQE on a kernel QP.
+rping_pair() {
+    timeout 60 rping -s -a "$RNIC_RNIC_IP4" -p "$(test_port 3)" -C 5 -V \
+        >/tmp/rping-s.out 2>&1 &
+    local server=$!
+    sleep 1
+    timeout 60 rping -c -a "$RNIC_RNIC_IP4" -p "$(test_port 3)" -C 5 -V \
+        >/tmp/rping-c.out 2>&1
+    rping_rc=$?
+    wait "$server"
+    rping_srv_rc=$?
+}
+dmesg -C
+RNIC_HOST_CHECK_WAIT=1 rnic-host-check inject cqe-corrupt qpn=1
+rping_pair
+log "cqe-corrupt: rping during the fault exited $rping_rc (server $rping_srv_rc)"
+wait_recovered "command queue dead (CQE for a work request not posted)"
+dmesg | grep -q "CQE names slot" || fail "cqe-corrupt: the driver did not report the CQE"
+rping_pair
+[ "$rping_rc" = 0 ] && [ "$rping_srv_rc" = 0 ] ||
+    fail "cqe-corrupt: rping after the recovery failed: $(cat /tmp/rping-s.out /tmp/rping-c.out)"
+log "cqe-corrupt: rping connected and verified after the recovery"
 fail_on_kernel_warnings "kernel warnings during the injected faults" "hung_task|blocked for more"
 log "OK: injected faults reached the verbs program and the driver, and both recovered"
