@@ -853,6 +853,7 @@ enum rnic_eqe_type {
 	RNIC_EQE_PORT_DOWN = 0x0b,
 	RNIC_EQE_EQ_OVERFLOW = 0x0c,    /* obj = eqn whose events were lost */
 	RNIC_EQE_DEVICE_FATAL = 0x0d,   /* obj = 0, data = FATAL_CODE; on EQ 0 */
+	RNIC_EQE_GID_CHANGE = 0x0e,     /* obj = GID index the device changed */
 };
 
 #define RNIC_EQE_SIZE               16

@@ -29,6 +29,7 @@
 #include "monitor/monitor.h"
 #include "qom/object.h"
 #include "hw/qdev-core.h"
+#include "rnic-wire.h"
 #include "rnic.h"
 #include "trace.h"
 
@@ -44,6 +45,7 @@ static const char *const rnic_inj_names[RNIC_INJ_MAX] = {
     [RNIC_INJ_IRQ_DELAY] = "irq-delay",
     [RNIC_INJ_DMA_FAIL] = "dma-fail",
     [RNIC_INJ_CQE_CORRUPT] = "cqe-corrupt",
+    [RNIC_INJ_GID_CHANGE] = "gid-change",
 };
 
 /* RnicWcStatus, in its QAPI order, as the device ABI numbers it. */
@@ -292,6 +294,38 @@ static void rnic_inj_cq_error(RnicState *s, uint32_t cqn)
 }
 
 /*
+ * The device changes its own GID entry, as a device might after an
+ * internal reset of its table, and says which.  A driver restores what
+ * its stack holds for that index.
+ */
+static void rnic_inj_gid_change(RnicState *s, const RnicInjAction *a)
+{
+    RnicGid *e;
+
+    if (a->handle >= s->prop.max_gid) {
+        return;
+    }
+    e = &s->gid[a->handle];
+    if (a->remove) {
+        e->valid = false;
+    } else {
+        if (!e->valid) {
+            e->valid = true;
+            e->type = RNIC_GID_ROCE_V2_IPV6;
+            memcpy(e->mac, s->conf.macaddr.a, sizeof(e->mac));
+            e->vlan_id = 0xffff;
+        }
+        memcpy(e->gid, a->gid, sizeof(e->gid));
+        if (e->type != RNIC_GID_ROCE_V1) {
+            e->type = rnic_ip_is_v4_mapped(e->gid) ? RNIC_GID_ROCE_V2_IPV4 :
+                      RNIC_GID_ROCE_V2_IPV6;
+        }
+    }
+    rnic_inj_done(s, RNIC_INJ_GID_CHANGE, a->handle);
+    rnic_eq_post(s, 0, RNIC_EQE_GID_CHANGE, a->handle, 0);
+}
+
+/*
  * The catastrophic error: the last thing the device does is tell the
  * driver, on EQ 0, then it stops.  STATUS.FATAL tells a driver that
  * polls; nothing but a reset (CTRL.RESET, FLR) starts it again.
@@ -322,6 +356,8 @@ void rnic_inject_run(RnicState *s)
 
         if (a->kind == RNIC_INJ_CQ_ERROR) {
             rnic_inj_cq_error(s, a->handle);
+        } else if (a->kind == RNIC_INJ_GID_CHANGE) {
+            rnic_inj_gid_change(s, a);
         } else {
             rnic_inj_qp_event(s, a);
         }
@@ -457,6 +493,38 @@ static bool rnic_inj_arm_qp_event(RnicState *s, const RnicFaultQpEvent *e,
                           e->handle, errp);
 }
 
+static bool rnic_inj_arm_gid(RnicState *s, const RnicFaultGid *g,
+                             Error **errp)
+{
+    RnicInject *inj = &s->inj;
+    RnicInjAction *a;
+    uint8_t gid[16];
+    bool remove = g->has_remove && g->remove;
+
+    if (g->index >= s->prop.max_gid) {
+        error_setg(errp, "GID index %u: the table has %u entries", g->index,
+                   s->prop.max_gid);
+        return false;
+    }
+    if (remove == (g->gid != NULL)) {
+        error_setg(errp, "give either gid or remove=true");
+        return false;
+    }
+    if (g->gid && inet_pton(AF_INET6, g->gid, gid) != 1) {
+        error_setg(errp, "'%s' is not a GID in IPv6 notation", g->gid);
+        return false;
+    }
+    if (!rnic_inj_queue(s, RNIC_INJ_GID_CHANGE, 0, g->index, errp)) {
+        return false;
+    }
+    a = &inj->act[inj->n_act - 1];
+    a->remove = remove;
+    if (!remove) {
+        memcpy(a->gid, gid, sizeof(a->gid));
+    }
+    return true;
+}
+
 static bool rnic_inj_arm_flap(RnicState *s, const RnicFaultPort *p)
 {
     NetClientState *nc = qemu_get_queue(s->nic);
@@ -556,6 +624,9 @@ void qmp_rnic_inject_fault(RnicFaultSpec *f, Error **errp)
     case RNIC_FAULT_DMA_FAIL:
         s->inj.dma_fail_left = f->u.dma_fail.has_count ?
                                f->u.dma_fail.count : 1;
+        break;
+    case RNIC_FAULT_GID_CHANGE:
+        rnic_inj_arm_gid(s, &f->u.gid_change, errp);
         break;
     case RNIC_FAULT_CQE_CORRUPT:
         if (f->u.cqe_corrupt.has_qpn &&

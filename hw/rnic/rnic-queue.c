@@ -46,6 +46,7 @@ static const char *const rnic_eqe_names[] = {
     [RNIC_EQE_PORT_DOWN] = "PORT_DOWN",
     [RNIC_EQE_EQ_OVERFLOW] = "EQ_OVERFLOW",
     [RNIC_EQE_DEVICE_FATAL] = "DEVICE_FATAL",
+    [RNIC_EQE_GID_CHANGE] = "GID_CHANGE",
 };
 
 static const char *eqe_str(uint8_t type)

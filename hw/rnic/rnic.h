@@ -311,6 +311,7 @@ typedef enum RnicInjKind {
     RNIC_INJ_IRQ_DELAY,
     RNIC_INJ_DMA_FAIL,
     RNIC_INJ_CQE_CORRUPT,
+    RNIC_INJ_GID_CHANGE,
     RNIC_INJ_MAX
 } RnicInjKind;
 
@@ -318,9 +319,11 @@ typedef enum RnicInjKind {
 #define RNIC_INJ_QUEUE      16
 
 typedef struct RnicInjAction {
-    uint8_t kind;               /* RNIC_INJ_QP_EVENT or RNIC_INJ_CQ_ERROR */
+    uint8_t kind;               /* RNIC_INJ_QP_EVENT, _CQ_ERROR, _GID_CHANGE */
     uint8_t eqe;                /* enum rnic_eqe_type for a QP event */
     uint32_t handle;
+    bool remove;                /* GID change: the entry goes */
+    uint8_t gid[16];            /* GID change: its new GID */
 } RnicInjAction;
 
 /*

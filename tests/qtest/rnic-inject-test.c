@@ -574,6 +574,57 @@ static void test_cqe_corrupt(void *obj, void *data, QGuestAllocator *alloc)
     inject_refused(&e, path, "cqe-corrupt", "'qpn': 99", "QP 0x63");
 }
 
+/*
+ * gid-change: the entry changes, goes and comes back, each time with a
+ * GID_CHANGE event naming its index; `info rnic` shows the table.
+ */
+/* Injects a GID change of @index; `info rnic` must then show @line. */
+static void gid_change(Env *e, const char *path, const char *args,
+                       uint32_t index, const char *line)
+{
+    char *out;
+
+    inject_ok(e, path, "gid-change", args);
+    expect_eqe(e, RNIC_EQE_GID_CHANGE, index, 0);
+    out = qtest_hmp(qrnic_qts(e->r), "info rnic");
+    if (line[0] == '!') {
+        g_assert_null(strstr(out, line + 1));
+    } else {
+        g_assert_nonnull(strstr(out, line));
+    }
+    g_free(out);
+}
+
+/*
+ * gid-change: the entry changes, goes, and an empty one appears, each
+ * time with a GID_CHANGE event naming its index.
+ */
+static void test_gid_change(void *obj, void *data, QGuestAllocator *alloc)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *out = NULL;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    path = rt_qom_path(qrnic_qts(e.r));
+    out = qtest_hmp(qrnic_qts(e.r), "info rnic");
+    g_assert_nonnull(strstr(out, "gid 0: ::ffff:10.0.0.1 (RoCE v2)"));
+
+    gid_change(&e, path, "'index': 0, 'gid': '::ffff:10.0.0.9'", 0,
+               "gid 0: ::ffff:10.0.0.9 (RoCE v2)");
+    gid_change(&e, path, "'index': 0, 'remove': true", 0, "!gid 0:");
+    /* An empty entry comes back as RoCE v2 with the device's MAC. */
+    gid_change(&e, path, "'index': 2, 'gid': 'fe80::1'", 2,
+               "gid 2: fe80::1 (RoCE v2)");
+    g_assert_cmpuint(fault_count(&e, path, "gid-change"), ==, 3);
+
+    inject_refused(&e, path, "gid-change", "'index': 4, 'remove': true",
+                   "GID index 4");
+    inject_refused(&e, path, "gid-change", "'index': 1, 'gid': 'nope'",
+                   "not a GID");
+    inject_refused(&e, path, "gid-change", "'index': 1", "either");
+}
+
 static void register_rnic_inject_test(void)
 {
     rt_use_node_b(true);
@@ -589,6 +640,7 @@ static void register_rnic_inject_test(void)
     rt_add("inject-irq", test_irq);
     rt_add("inject-dma-fail", test_dma_fail);
     rt_add("inject-cqe-corrupt", test_cqe_corrupt);
+    rt_add("inject-gid-change", test_gid_change);
     rt_use_node_b(false);
 }
 
