@@ -52,6 +52,8 @@ static_assert(PAGE_SIZE == RNIC_DB_PAGE_SIZE,
 #define RNIC_EQ_LOG_SIZE	10
 /* How often the watchdog looks for EQ entries no interrupt announced. */
 #define RNIC_EQ_WATCHDOG_MS	250
+/* The largest GID table the driver uses (the device's is capped at it). */
+#define RNIC_MAX_GID_TBL	256
 #define RNIC_ASYNC_EQN		0
 #define RNIC_NET_LOG_SIZE	8
 #define RNIC_PORT		1
@@ -123,10 +125,13 @@ struct rnic_net {
 /*
  * Counters of the driver's own, in hw_counters after the device's:
  * IRQ_RECOVERED counts EQs whose entries waited a whole watchdog period
- * with no interrupt, and which the watchdog then handled.
+ * with no interrupt, and which the watchdog then handled; GID_RESTORED
+ * counts GID entries the device changed by itself and the driver set
+ * back to what the stack holds.
  */
 enum rnic_drv_counter {
 	RNIC_DRV_CNT_IRQ_RECOVERED,
+	RNIC_DRV_CNT_GID_RESTORED,
 	RNIC_DRV_CNT_MAX
 };
 
@@ -152,6 +157,9 @@ struct rnic_dev {
 
 	struct net_device *ndev;
 	struct work_struct link_work;	/* PORT_ACTIVE/PORT_DOWN events */
+	struct work_struct gid_work;	/* GID_CHANGE events */
+	/* GID indexes the device changed, for gid_work (bit n: index n). */
+	DECLARE_BITMAP(gid_changed, RNIC_MAX_GID_TBL);
 	struct work_struct fatal_work;	/* IB_EVENT_DEVICE_FATAL */
 	struct delayed_work eq_watchdog;	/* lost interrupts */
 	atomic64_t drv_cnt[RNIC_DRV_CNT_MAX];
@@ -436,6 +444,7 @@ int rnic_net_init(struct rnic_dev *dev);
 void rnic_net_destroy(struct rnic_dev *dev);
 void rnic_net_link_update(struct rnic_dev *dev);
 void rnic_link_work(struct work_struct *work);
+void rnic_gid_work(struct work_struct *work);
 void rnic_fatal_work(struct work_struct *work);
 void rnic_schedule_recovery(struct rnic_dev *dev);
 void rnic_kick_qp_cqs(struct rnic_qp *qp);

@@ -135,6 +135,16 @@ static void rnic_handle_eqe(struct rnic_dev *dev, const struct rnic_eqe *eqe)
 		 */
 		schedule_work(&dev->link_work);
 		break;
+	case RNIC_EQE_GID_CHANGE:
+		if (obj >= dev->gid_tbl_len) {
+			dev_warn_ratelimited(&dev->pdev->dev,
+					     "GID change of index %u beyond the table\n",
+					     obj);
+			break;
+		}
+		set_bit(obj, dev->gid_changed);
+		schedule_work(&dev->gid_work);
+		break;
 	case RNIC_EQE_DEVICE_FATAL:
 		/* The device stopped; only a reset brings it back. */
 		rnic_cmdq_mark_dead(dev, "device fatal event");

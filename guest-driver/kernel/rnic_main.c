@@ -86,6 +86,8 @@ static int rnic_query_hw(struct rnic_dev *dev)
 	dev->max_mtu = pattr.max_mtu;
 	if (!dev->gid_tbl_len)
 		dev->gid_tbl_len = le32_to_cpu(dev->hw.max_gid);
+	/* More than the driver tracks would only be unused entries. */
+	dev->gid_tbl_len = min_t(u32, dev->gid_tbl_len, RNIC_MAX_GID_TBL);
 	return 0;
 }
 
@@ -103,6 +105,7 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
 	INIT_WORK(&dev->link_work, rnic_link_work);
+	INIT_WORK(&dev->gid_work, rnic_gid_work);
 	INIT_WORK(&dev->fatal_work, rnic_fatal_work);
 	mutex_init(&dev->link_lock);
 
@@ -162,6 +165,7 @@ err_eqs:
 	rnic_eqs_destroy(dev);
 err_cmdq:
 	cancel_work_sync(&dev->link_work);
+	cancel_work_sync(&dev->gid_work);
 	cancel_work_sync(&dev->fatal_work);
 	rnic_hw_reset(dev);
 	rnic_cmdq_destroy(dev);
@@ -193,6 +197,7 @@ static void rnic_remove(struct pci_dev *pdev)
 	rnic_eqs_destroy(dev);
 	/* An EQE may have queued the link work after the netdev went. */
 	cancel_work_sync(&dev->link_work);
+	cancel_work_sync(&dev->gid_work);
 	cancel_work_sync(&dev->fatal_work);
 	rnic_hw_reset(dev);
 	rnic_cmdq_destroy(dev);

@@ -396,6 +396,45 @@ static int rnic_del_gid(const struct ib_gid_attr *attr, void **context)
 	return 0;
 }
 
+/*
+ * The device changed GID entries by itself (GID_CHANGE events).  For
+ * RoCE the table is the stack's: each changed index is set back to what
+ * ib_core holds for it, or cleared if it holds nothing, and consumers
+ * are told with IB_EVENT_GID_CHANGE so they look again.
+ */
+void rnic_gid_work(struct work_struct *work)
+{
+	struct rnic_dev *dev = container_of(work, struct rnic_dev, gid_work);
+	struct ib_event ev = {
+		.device = &dev->ibdev,
+		.event = IB_EVENT_GID_CHANGE,
+		.element.port_num = RNIC_PORT,
+	};
+	const struct ib_gid_attr *attr;
+	bool any = false;
+	u32 i;
+
+	for (i = 0; i < dev->gid_tbl_len; i++) {
+		if (!test_and_clear_bit(i, dev->gid_changed))
+			continue;
+		any = true;
+		if (!dev->ib_registered || rnic_dev_dead(dev))
+			continue;
+		attr = rdma_get_gid_attr(&dev->ibdev, RNIC_PORT, i);
+		if (IS_ERR(attr)) {
+			rnic_cmd_del_gid(dev, i);
+		} else {
+			rnic_add_gid(attr, NULL);
+			rdma_put_gid_attr(attr);
+		}
+		atomic64_inc(&dev->drv_cnt[RNIC_DRV_CNT_GID_RESTORED]);
+		dev_info(&dev->pdev->dev,
+			 "GID index %u changed in the device: restored\n", i);
+	}
+	if (any && dev->ib_registered)
+		ib_dispatch_event(&ev);
+}
+
 static void rnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
 	u64 fw = le64_to_cpu(to_rdev(ibdev)->hw.fw_ver);
@@ -1201,6 +1240,7 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_OOO_KEPT].name = "ooo_kept",
 	[RNIC_CNT_SR_RESENDS].name = "sr_resends",
 	[RNIC_CNT_MAX + RNIC_DRV_CNT_IRQ_RECOVERED].name = "irq_recovered",
+	[RNIC_CNT_MAX + RNIC_DRV_CNT_GID_RESTORED].name = "gid_restored",
 };
 
 static_assert(ARRAY_SIZE(rnic_counter_descs) ==
