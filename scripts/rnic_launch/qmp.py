@@ -145,7 +145,8 @@ class HostChecks:
     def inject_fault(self, vm, args):
         """Arms one device-side fault: the first argument names it, the
         rest are its KEY=VAL arguments (numbers as numbers).  Logs what
-        the device counted of each fault so far."""
+        the device counted of each fault so far.  Values: numbers,
+        true and false, else strings (enum names, GIDs)."""
         if not args:
             raise RuntimeError("inject needs a fault")
         arguments = {"path": "/machine/peripheral/rnic0", "fault": args[0]}
@@ -153,8 +154,12 @@ class HostChecks:
             key, sep, val = arg.partition("=")
             if not sep or not key:
                 raise RuntimeError("%r is not KEY=VAL" % arg)
-            arguments[key] = int(val, 0) if val.lstrip("-").isdigit() or \
-                val.startswith("0x") else val
+            if val in ("true", "false"):
+                arguments[key] = val == "true"
+            elif val.isdigit() or val.startswith("0x"):
+                arguments[key] = int(val, 0)
+            else:
+                arguments[key] = val
         qmp_command(vm.qmp, "rnic-inject-fault", arguments)
         done = qmp_command(vm.qmp, "qom-get", {"path": "/machine/peripheral/rnic0",
                                                "property": "faults"})

@@ -17,9 +17,11 @@ MARKER = re.compile(rb"RNIC-EXIT-STATUS=(\d+)")
 # A guest asks the launcher to look at its rnic device from the host (over
 # QMP) with this line; see rnic-host-check in scripts/guest.
 HOST_CHECK = re.compile(rb"RNIC-HOST-CHECK: ([a-z-]+)((?: [a-z-]+=[0-9]+)*)\s*$")
-# "inject FAULT KEY=VAL...": values are numbers or QAPI enum names.
+# "inject FAULT KEY=VAL...": values are numbers, QAPI enum names, true
+# or false, or GIDs in IPv6 notation.
 HOST_INJECT = re.compile(rb"RNIC-HOST-CHECK: (inject)((?: [a-z-]+)"
-                         rb"(?: [a-z-]+=(?:0x[0-9a-f]+|[0-9]+|[a-z-]+))*)\s*$")
+                         rb"(?: [a-z-]+=(?:0x[0-9a-f]+|[0-9]+|[a-z-]+|"
+                         rb"[0-9a-f:.]+))*)\s*$")
 PR_SET_PDEATHSIG = 1
 
 

@@ -45,7 +45,7 @@ class FakeQmp(threading.Thread):
             return {"return": [{"cpu-index": i, "thread-id": t}
                                for i, t in enumerate(self.cpu_tids)]}
         if name == "rnic-inject-fault":
-            if args.get("fault") not in ("wc-error", "fatal"):
+            if args.get("fault") not in ("wc-error", "fatal", "gid-change"):
                 return {"error": {"class": "GenericError", "desc": "bad fault"}}
             self.injected.append(args)
             return {"return": {}}
@@ -148,6 +148,17 @@ class LauncherQmpTest(unittest.TestCase):
         with open(self.launcher.log_path, encoding="utf-8") as f:
             self.assertIn("vm0: rnic0 fault wc-error status=retry-exc-err qpn=0x12 "
                           "count=3 armed; faults so far fatal=0 wc-error=1", f.read())
+
+    def test_inject_gid_and_bool(self):
+        # A GID stays a string, true and false become booleans.
+        self.guest_says(b"RNIC-HOST-CHECK: inject gid-change index=3 gid=::ffff:192.0.2.9\n")
+        self.guest_says(b"RNIC-HOST-CHECK: inject gid-change index=3 remove=true\n")
+        self.assertIsNone(self.vm.check_failed)
+        self.assertEqual(self.qmp.injected, [
+            {"path": "/machine/peripheral/rnic0", "fault": "gid-change",
+             "index": 3, "gid": "::ffff:192.0.2.9"},
+            {"path": "/machine/peripheral/rnic0", "fault": "gid-change",
+             "index": 3, "remove": True}])
 
     def test_inject_refusals(self):
         # QEMU's refusal fails the run; a line without a fault is no check.
