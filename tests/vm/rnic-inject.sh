@@ -20,6 +20,9 @@
 #    posted, with a garbage wr_id.  The driver must not call through it;
 #    it must drop the CQE, reset the device and recover as in 3, and
 #    rping must then connect and verify.
+# 6. gid-change: the device changes, then drops, the GID entry the tests
+#    use; the driver must set it back from the stack's table each time
+#    (hw_counters/gid_restored) and a ping-pong must verify.
 # No kernel warning, BUG, oops or hung task at any point.
 # vmlaunch: -n 1 --rnic --timeout 600
 set -u
@@ -129,5 +132,16 @@ rping_pair
 [ "$rping_rc" = 0 ] && [ "$rping_srv_rc" = 0 ] ||
     fail "cqe-corrupt: rping after the recovery failed: $(cat /tmp/rping-s.out /tmp/rping-c.out)"
 log "cqe-corrupt: rping connected and verified after the recovery"
+# 6. GID entries the device changes by itself.
+before=$(counter gid_restored)
+RNIC_HOST_CHECK_WAIT=2 rnic-host-check inject gid-change \
+    index="$RNIC_GID_INDEX" gid=::ffff:192.0.2.99
+good_pingpong "after the device changed GID $RNIC_GID_INDEX"
+RNIC_HOST_CHECK_WAIT=2 rnic-host-check inject gid-change \
+    index="$RNIC_GID_INDEX" remove=true
+good_pingpong "after the device dropped GID $RNIC_GID_INDEX"
+after=$(counter gid_restored)
+log "gid-change: gid_restored $before -> $after"
+[ $((after - before)) -eq 2 ] || fail "gid-change: the driver restored $((after - before)) entries, not 2"
 fail_on_kernel_warnings "kernel warnings during the injected faults" "hung_task|blocked for more"
 log "OK: injected faults reached the verbs program and the driver, and both recovered"
