@@ -30,7 +30,9 @@ static const struct {
 	RNIC_NETDEV_STAT(tx_dropped),
 };
 
-#define RNIC_NUM_STATS	(RNIC_CNT_MAX + ARRAY_SIZE(rnic_netdev_stats))
+/* The device's counters, the driver's, then the netdev's. */
+#define RNIC_HW_STATS	(RNIC_CNT_MAX + RNIC_DRV_CNT_MAX)
+#define RNIC_NUM_STATS	(RNIC_HW_STATS + ARRAY_SIZE(rnic_netdev_stats))
 
 static struct rnic_dev *rnic_ndev_to_dev(struct net_device *ndev)
 {
@@ -75,7 +77,7 @@ static void rnic_get_strings(struct net_device *ndev, u32 sset, u8 *data)
 
 	if (sset != ETH_SS_STATS)
 		return;
-	for (i = 0; i < RNIC_CNT_MAX; i++)
+	for (i = 0; i < RNIC_HW_STATS; i++)
 		ethtool_sprintf(&data, "%s", rnic_counter_descs[i].name);
 	for (i = 0; i < ARRAY_SIZE(rnic_netdev_stats); i++)
 		ethtool_sprintf(&data, "%s", rnic_netdev_stats[i].name);
@@ -90,6 +92,8 @@ static void rnic_get_ethtool_stats(struct net_device *ndev,
 
 	for (i = 0; i < RNIC_CNT_MAX; i++)
 		*data++ = rnic_read_counter(dev, i);
+	for (i = 0; i < RNIC_DRV_CNT_MAX; i++)
+		*data++ = atomic64_read(&dev->drv_cnt[i]);
 	/* Updated by NAPI and xmit without a lock: a snapshot, as in sysfs. */
 	for (i = 0; i < ARRAY_SIZE(rnic_netdev_stats); i++)
 		*data++ = READ_ONCE(*(const unsigned long *)
