@@ -23,6 +23,9 @@
 # 6. gid-change: the device changes, then drops, the GID entry the tests
 #    use; the driver must set it back from the stack's table each time
 #    (hw_counters/gid_restored) and a ping-pong must verify.
+# 7. fatal under ib_write_bw: the streaming program must end with an
+#    error, not hang, and a second ib_write_bw must run on the recovered
+#    device.
 # No kernel warning, BUG, oops or hung task at any point.
 # vmlaunch: -n 1 --rnic --timeout 600
 set -u
@@ -143,5 +146,33 @@ good_pingpong "after the device dropped GID $RNIC_GID_INDEX"
 after=$(counter gid_restored)
 log "gid-change: gid_restored $before -> $after"
 [ $((after - before)) -eq 2 ] || fail "gid-change: the driver restored $((after - before)) entries, not 2"
+# 7. A fatal error under a streaming ib_write_bw.
+bw_pair() {
+    local args=(-d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -F -s 65536 -D "$1"
+                -p "$(test_port 4)")
+    timeout 90 ib_write_bw "${args[@]}" >/tmp/bw-s.out 2>&1 &
+    bw_server=$!
+    wait_listen "$(test_port 4)" || fail "ib_write_bw did not listen"
+    timeout 90 ib_write_bw "${args[@]}" 127.0.0.1 >/tmp/bw-c.out 2>&1 &
+    bw_client=$!
+}
+dmesg -C
+bw_pair 20
+sleep 6
+RNIC_HOST_CHECK_WAIT=1 rnic-host-check inject fatal
+wait "$bw_client"
+bw_crc=$?
+wait "$bw_server"
+bw_src=$?
+log "fatal under ib_write_bw: client exited $bw_crc, server $bw_src"
+[ "$bw_crc" != 124 ] && [ "$bw_src" != 124 ] ||
+    fail "ib_write_bw hung after the fatal error"
+[ "$bw_crc" != 0 ] || [ "$bw_src" != 0 ] ||
+    fail "ib_write_bw did not notice the fatal error"
+wait_recovered "command queue dead (device fatal event)"
+bw_pair 3
+wait "$bw_client" || fail "ib_write_bw after the recovery: $(tail -3 /tmp/bw-c.out)"
+wait "$bw_server" || fail "ib_write_bw server after the recovery: $(tail -3 /tmp/bw-s.out)"
+log "fatal under ib_write_bw: it failed, the device came back, ib_write_bw ran again"
 fail_on_kernel_warnings "kernel warnings during the injected faults" "hung_task|blocked for more"
 log "OK: injected faults reached the verbs program and the driver, and both recovered"
