@@ -60,21 +60,9 @@ server)
     rnic-nvmet down
     ;;
 client)
-    modprobe nvme-rdma
-    rnic-retry 30 2 timeout 60 nvme discover -t rdma -a "$RNIC_PEER_DATA_IP4" \
-        -s 4420 | grep -q "subnqn: *$nqn" || fail "discovery did not list $nqn"
-    timeout 90 nvme connect -t rdma -n "$nqn" -a "$RNIC_PEER_DATA_IP4" -s 4420 \
-        --reconnect-delay=2 --ctrl-loss-tmo=300 || fail "nvme connect"
-    dev=
-    for _ in $(seq 1 50); do
-        for b in /sys/block/nvme*n1; do
-            [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
-                dev=/dev/${b##*/}
-        done
-        [ -n "$dev" ] && [ -b "$dev" ] && break
-        sleep 0.2
-    done
-    [ -n "$dev" ] || fail "no namespace appeared"
+    nvme_attach "$RNIC_PEER_DATA_IP4" "$nqn" --reconnect-delay=2 \
+        --ctrl-loss-tmo=300
+    dev=$nvme_dev
 
     # phase N SIGNAL: fio through the fault the target injects after
     # the signal.

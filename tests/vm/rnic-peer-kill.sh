@@ -47,27 +47,14 @@ attach() {
     state=""
     case $ulp in
     nvme)
-        modprobe nvme-rdma
-        rnic-retry 30 2 timeout 60 nvme discover -t rdma -a "$RNIC_PEER_DATA_IP4" \
-            -s 4420 | grep -q "subnqn: *$nqn" || fail "discovery"
-        timeout 90 nvme connect -t rdma -n "$nqn" -a "$RNIC_PEER_DATA_IP4" -s 4420 \
-            --fast_io_fail_tmo=5 --ctrl-loss-tmo=20 --reconnect-delay=2 ||
-            fail "connect"
-        local c b
+        nvme_attach "$RNIC_PEER_DATA_IP4" "$nqn" --fast_io_fail_tmo=5 \
+            --ctrl-loss-tmo=20 --reconnect-delay=2
+        target=$nvme_dev
+        local c
         for c in /sys/class/nvme/nvme*; do
             [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] && state=$c/state
         done
         [ -n "$state" ] || fail "no controller"
-        target=""
-        for _ in $(seq 1 50); do
-            for b in /sys/block/nvme*n1; do
-                [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
-                    target=/dev/${b##*/}
-            done
-            [ -n "$target" ] && [ -b "$target" ] && break
-            sleep 0.2
-        done
-        [ -b "$target" ] || fail "no namespace"
         ;;
     nfs)
         modprobe rpcrdma || fail "modprobe rpcrdma"
