@@ -126,6 +126,10 @@ def parse_args(argv):
         "RNIC_INITRD", os.path.join(CACHE, "image", "initrd.img")))
     p.add_argument("--image", default=os.environ.get(
         "RNIC_IMAGE", os.path.join(CACHE, "image", "rootfs.img")))
+    p.add_argument("--vm-guest", action="append", default=[], metavar="I=DIR",
+                   help="VM I boots another guest: DIR's vmlinuz, initrd.img and "
+                        "rootfs.img (as 'rnic.sh image --suite' makes them) in "
+                        "place of --kernel, --initrd and --image (repeatable)")
     p.add_argument("-L", "--firmware-dir", action="append", default=None,
                    help="QEMU firmware directory (repeatable; default: Debian's "
                    "seabios and ipxe-qemu plus the QEMU build's pc-bios)")
@@ -193,11 +197,38 @@ def parse_args(argv):
         p.error("--vms must be between 1 and 250")
     if not 0 <= args.vcpu_nice <= 19:
         p.error("--vcpu-nice must be between 0 and 19")
+    try:
+        args.guests = parse_vm_guests(args.vm_guest, args.vms)
+    except ValueError as e:
+        p.error(str(e))
+    # A run's result depends on every guest it boots.
+    for g in args.guests.values():
+        args.result_input += [g["kernel"], g["initrd"], g["image"]]
     if args.firmware_dir is None:
         args.firmware_dir = default_firmware_dirs()
     if args.guest_timeout is None:
         args.guest_timeout = max(30, args.timeout - 60)
     return args
+
+
+def parse_vm_guests(specs, vms):
+    """--vm-guest I=DIR options: {I: {"kernel", "initrd", "image"}}."""
+    guests = {}
+    for spec in specs:
+        index, sep, d = spec.partition("=")
+        if not sep or not index.isdigit() or not d:
+            raise ValueError("--vm-guest %s: give I=DIR" % spec)
+        i = int(index)
+        if i >= vms:
+            raise ValueError("--vm-guest %s: the run has %d VMs" % (spec, vms))
+        g = {"kernel": os.path.join(d, "vmlinuz"),
+             "initrd": os.path.join(d, "initrd.img"),
+             "image": os.path.join(d, "rootfs.img")}
+        missing = [f for f in g.values() if not os.path.isfile(f)]
+        if missing:
+            raise ValueError("--vm-guest %s: no %s" % (spec, ", ".join(missing)))
+        guests[i] = g
+    return guests
 
 
 def main(argv):

@@ -161,8 +161,10 @@ class Launcher(Network, HostChecks, Migration):
                 "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"]
         for d in a.firmware_dir:
             argv += ["-L", d]
-        argv += ["-kernel", a.kernel, "-initrd", a.initrd, "-append", append,
-                 "-drive", "file=%s,if=virtio,format=raw,snapshot=on" % a.image,
+        guest = a.guests.get(i, {"kernel": a.kernel, "initrd": a.initrd,
+                                 "image": a.image})
+        argv += ["-kernel", guest["kernel"], "-initrd", guest["initrd"], "-append", append,
+                 "-drive", "file=%s,if=virtio,format=raw,snapshot=on" % guest["image"],
                  "-serial", "file:" + os.path.join(self.workdir, "vm%d.serial.log" % i),
                  "-fw_cfg", "name=opt/rnic/cmd,file=" + cmd_file,
                  "-fw_cfg", "name=opt/rnic/env,file=" + env_file,

@@ -4,11 +4,14 @@
 # The launcher's network options, without VMs: the -netdev options, MACs
 # and guest environment it makes for --net user and for two launchers
 # joined over TCP (--listen, --connect), that the unix-socket pair stays
-# as it was, and that the options it refuses are refused.
+# as it was, that --vm-guest boots one VM from another guest's files, and
+# that the options it refuses are refused.
 
+import os
+import tempfile
 import unittest
 
-from launcher_checks import launch, refused
+from launcher_checks import launch, parse_args, refused
 
 
 def netdevs(qemu):
@@ -86,6 +89,49 @@ class UnixStreamTest(unittest.TestCase):
             "stream,id=r0,server=on,addr.type=unix"), netdevs(vms[0][0]))
         self.assertTrue(netdevs(vms[1][0])[1].startswith(
             "stream,id=r0,server=off,addr.type=unix"), netdevs(vms[1][0]))
+
+
+def opt(qemu, name):
+    return qemu[qemu.index(name) + 1]
+
+
+class VmGuestTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        for f in ("vmlinuz", "initrd.img", "rootfs.img"):
+            with open(os.path.join(self.dir, f), "w", encoding="utf-8") as fh:
+                fh.write(f)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_one_vm_boots_the_other_guest(self):
+        vms = launch(["--rnic", "--kernel", "/k", "--initrd", "/i", "--image", "/img",
+                      "--vm-guest", "0=" + self.dir])
+        (q0, _), (q1, _) = vms
+        self.assertEqual(opt(q0, "-kernel"), os.path.join(self.dir, "vmlinuz"))
+        self.assertEqual(opt(q0, "-initrd"), os.path.join(self.dir, "initrd.img"))
+        self.assertIn("file=%s," % os.path.join(self.dir, "rootfs.img"), opt(q0, "-drive"))
+        # VM 1 keeps the run's guest.
+        self.assertEqual(opt(q1, "-kernel"), "/k")
+        self.assertEqual(opt(q1, "-initrd"), "/i")
+        self.assertIn("file=/img,", opt(q1, "-drive"))
+
+    def test_guest_files_are_result_inputs(self):
+        # A cached pass must not outlive a rebuilt guest.
+        args = parse_args(["--cmd", "true", "--vm-guest", "1=" + self.dir])
+        for f in ("vmlinuz", "initrd.img", "rootfs.img"):
+            self.assertIn(os.path.join(self.dir, f), args.result_input)
+
+    def test_refused(self):
+        empty = os.path.join(self.dir, "empty")
+        os.mkdir(empty)
+        for argv in (["--vm-guest", self.dir], ["--vm-guest", "x=" + self.dir],
+                     ["--vm-guest", "2=" + self.dir], ["--vm-guest", "0="],
+                     ["--vm-guest", "0=" + empty]):
+            with self.subTest(" ".join(argv)):
+                self.assertTrue(refused(argv))
 
 
 class RefusedTest(unittest.TestCase):
