@@ -122,9 +122,11 @@ EOF
     rm -rf "$stage"
 }
 
-# pkg_provider OUT VERSION LIB RDMA_VERSION SUITE
+# pkg_provider OUT VERSION LIB RDMA_VERSION SUITE [DEPENDS]
+# DEPENDS: the libibverbs1 dependency when LIB was not built from SUITE's
+# own rdma-core (suite_libibverbs_depends).
 pkg_provider() {
-    local out=$1 ver=$2 lib=$3 rver=$4 suite=$5 stage next
+    local out=$1 ver=$2 lib=$3 rver=$4 suite=$5 depends=${6:-} stage next
     stage=$(mktemp -d)
     install -D -m 0644 "$lib" "$stage/usr/lib/$PKG_MULTIARCH/libibverbs/$(basename "$lib")"
     strip --strip-unneeded "$stage/usr/lib/$PKG_MULTIARCH/libibverbs/$(basename "$lib")"
@@ -134,8 +136,9 @@ pkg_provider() {
     # Only the rdma-core release it was built against: libibverbs checks
     # a provider's private ABI, which may change with any release.
     next=${rver%.*}.$((${rver##*.} + 1))
+    [ -n "$depends" ] || depends="libibverbs1 (>= $rver), libibverbs1 (<< $next~)"
     pkg_control "$stage" ibverbs-provider-rnic "$ver~$suite" "$PKG_ARCH" libs \
-        "libc6 (>= 2.34), libibverbs1 (>= $rver), libibverbs1 (<< $next~)" \
+        "libc6 (>= 2.34), $depends" \
         "userspace verbs provider for the rnic emulated RDMA NIC" \
         "The rdma-core provider of rnic, built against rdma-core $rver" \
         "($suite).  It sits next to the providers of ibverbs-providers and" \
@@ -143,6 +146,81 @@ pkg_provider() {
     echo "/etc/libibverbs.d/rnic.driver" >"$stage/DEBIAN/conffiles"
     pkg_build "$stage" "$out/ibverbs-provider-rnic_${ver}~${suite}_$PKG_ARCH.deb"
     rm -rf "$stage"
+}
+
+# set_ops_code LIBIBVERBS: the instructions of its verbs_set_ops, without
+# addresses.
+set_ops_code() {
+    objdump -d --no-show-raw-insn --disassemble=verbs_set_ops "$1" |
+        grep -P '^\s+[0-9a-f]+:' |
+        sed -E 's/^\s*[0-9a-f]+:\s*//; s/[0-9a-f]+ <[^>]*>/L/; s/#.*//'
+}
+
+# suite_libibverbs_depends LIB SUITE: prints the libibverbs1 dependency
+# of provider LIB on SUITE, or fails if SUITE's libibverbs1 lacks a symbol
+# LIB imports from it.
+#
+# A provider reaches libibverbs through two version nodes: IBVERBS_1.x,
+# the public ABI, and IBVERBS_PRIVATE_<n>, the provider interface, whose
+# number rdma-core raises whenever that interface changes.  The dynamic
+# linker refuses a provider that names a node or symbol the library lacks,
+# so LIB loads, with the interface it was built for, wherever every one of
+# its imports is exported.  Debian's own symbols file of the suite's
+# libibverbs1 gives the first version with each symbol; the dependency is
+# the highest of those, as dpkg-shlibdeps would make it.
+suite_libibverbs_depends() {
+    local lib=$1 suite=$2 dir list lists deb sym node min need="" missing=""
+    dir=$(mktemp -d)
+    list=$dir/sources.list
+    lists=$dir/lists
+    mkdir -p "$lists/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" >"$list"
+    local apt=(-o "Dir::Etc::sourcelist=$list" -o "Dir::Etc::sourceparts=-"
+               -o "Dir::State::Lists=$lists" -o "APT::Sandbox::User=root")
+    if ! timeout 600 apt-get -q "${apt[@]}" update >&2 ||
+       ! (cd "$dir" && timeout 600 apt-get -q "${apt[@]}" download "libibverbs1/$suite") >&2; then
+        echo "cannot fetch $suite's libibverbs1" >&2
+        rm -rf "$dir"
+        return 1
+    fi
+    deb=$(ls "$dir"/libibverbs1_*.deb | head -n1)
+    dpkg-deb -x "$deb" "$dir/root"
+    dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./symbols >"$dir/symbols"
+    objdump -T "$dir"/root/usr/lib/*/libibverbs.so.1.* |
+        awk 'NF >= 6 && $0 !~ /\*UND\*/ && $(NF-1) ~ /^\(?IBVERBS_/ {
+                 v = $(NF-1); gsub(/[()]/, "", v); print $NF "@" v }' |
+        sort -u >"$dir/exported"
+    while read -r node sym; do
+        node=${node#(}
+        node=${node%)}
+        if ! grep -qx "$sym@$node" "$dir/exported"; then
+            missing+=" $sym@$node"
+            continue
+        fi
+        min=$(awk -v s="$sym@$node" '$1 == s { print $2 }' "$dir/symbols")
+        [ -n "$min" ] || { missing+=" $sym@$node(not in the symbols file)"; continue; }
+        if [ -z "$need" ] || dpkg --compare-versions "$min" gt "$need"; then
+            need=$min
+        fi
+    done < <(objdump -T "$lib" | awk '$3 == "*UND*" && $(NF-1) ~ /^\(IBVERBS_/ { print $(NF-1), $NF }')
+    echo "$suite's libibverbs1 is $(dpkg-deb -f "$deb" Version)" >&2
+    # Names are not layouts: libibverbs reads the provider's table of
+    # operations in verbs_set_ops, so that function must read the same
+    # offsets in the suite's library as in the one the provider was
+    # built with.
+    local ours code
+    ours=$(ls "$RDMA_BUILD"/lib/libibverbs.so.1.* | head -n1)
+    code=$(set_ops_code "$ours")
+    if [ -z "$code" ] || [ "$code" != "$(set_ops_code "$dir"/root/usr/lib/*/libibverbs.so.1.*)" ]; then
+        missing+=" (verbs_set_ops differs from rdma-core $RDMA_VERSION's: the table of operations changed)"
+    fi
+    rm -rf "$dir"
+    if [ -n "$missing" ]; then
+        echo "$suite's libibverbs1 lacks:$missing" >&2
+        return 1
+    fi
+    [ -n "$need" ] || { echo "the provider imports nothing from libibverbs?" >&2; return 1; }
+    echo "libibverbs1 (>= $need)"
 }
 
 # rdma_core_for_suite SUITE: prints the build directory of an rdma-core of
@@ -205,13 +283,24 @@ do_packages() {
     ver=$(pkg_version)
     rm -f "$out"/rnic-dkms_*.deb "$out"/ibverbs-provider-rnic_*.deb
     pkg_dkms "$out" "$ver"
-    build=$(rdma_core_for_suite "$suite") ||
-        die "packages: no provider for $suite without its rdma-core source (rnic-dkms is in $(rel "$out"))"
+    local depends="" own=yes
+    if ! build=$(rdma_core_for_suite "$suite"); then
+        # The suite's rdma-core source cannot be had (the archive no longer
+        # serves bookworm's 44.0 tarball): the provider of this tree's
+        # rdma-core, if the suite's libibverbs has all it imports.
+        note "packages: no rdma-core source for $suite; checking whether its libibverbs takes the provider of rdma-core $RDMA_VERSION"
+        build=$RDMA_BUILD
+        own=""
+    fi
     lib=$(ls "$build"/lib/librnic-rdmav*.so 2>/dev/null | head -n1)
     [ -n "$lib" ] || die "packages: no rnic provider in $build"
+    if [ -z "$own" ]; then
+        depends=$(suite_libibverbs_depends "$lib" "$suite") ||
+            die "packages: no provider for $suite: its libibverbs does not export what the provider needs (rnic-dkms is in $(rel "$out"))"
+    fi
     rver=$(rdma_core_tree_version "$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")")
     [ -n "$rver" ] || die "packages: cannot tell the rdma-core version of $build"
-    pkg_provider "$out" "$ver" "$lib" "$rver" "$suite"
+    pkg_provider "$out" "$ver" "$lib" "$rver" "$suite" "$depends"
     note "packages for $suite in $(rel "$out"):"
     ls -1 "$out"
 }
