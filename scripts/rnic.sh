@@ -18,7 +18,9 @@
 #                                     guest .debs: rnic-dkms and the provider for that suite
 #   ./scripts/rnic.sh install [--prefix DIR]  QEMU with rnic, its firmware and the
 #                                     launcher in DIR (default /opt/rnic)
-#   ./scripts/rnic.sh deps|fetch|qemu|rdma-core|image   single stages
+#   ./scripts/rnic.sh image [--suite bookworm]  the test image (trixie), or a
+#                                     plain guest of that suite in .cache/image-SUITE
+#   ./scripts/rnic.sh deps|fetch|qemu|rdma-core   single stages
 #
 # Everything fetched or built lives in .cache/ of this checkout; each stage
 # only redoes work when its inputs changed.  A failing stage prints one line
@@ -105,16 +107,52 @@ do_image() {
     run_step "guest image" image step_image_final
 }
 
+# The plain guests README command 2 tests besides the project's image
+# (tests/vm/rnic-bookworm.sh).
+PLAIN_SUITES="bookworm"
+
+do_plain_image() {
+    local suite=$1
+    run_step "$suite base system (debootstrap)" "image-base-$suite" step_plain_base "$suite"
+    run_step "$suite guest image" "image-$suite" step_plain_final "$suite"
+}
+
+guest_bases() {
+    local suite
+    step_image_base
+    for suite in "$@"; do
+        step_plain_base "$suite"
+    done
+}
+
+# do_build [SUITE...]: everything, and the plain guests of SUITEs.
 do_build() {
+    local suite
     do_deps
-    # The guest's base system needs nothing QEMU or rdma-core make, and
+    # The guests' base systems need nothing QEMU or rdma-core make, and
     # debootstrap mostly waits for the network and the disk: it runs
     # beside their builds, which keep both cores busy.
-    run_step_start "guest base system (debootstrap)" image-base step_image_base
+    run_step_start "guest base systems (debootstrap)" image-base guest_bases "$@"
     do_qemu
     do_rdma_core
     run_step_wait
     do_image
+    for suite in "$@"; do
+        run_step "$suite guest image" "image-$suite" step_plain_final "$suite"
+    done
+}
+
+cmd_image() {
+    case ${1:-} in
+        "") do_rdma_core; do_image ;;
+        --suite)
+            case ${2:-} in
+                trixie) do_rdma_core; do_image ;;
+                bookworm) do_rdma_core; do_plain_image "$2" ;;
+                *) die "image: --suite bookworm or trixie" ;;
+            esac ;;
+        *) die "image: unknown option $1 (--suite SUITE)" ;;
+    esac
 }
 
 vmlaunch() {
@@ -159,6 +197,7 @@ meson_setup() {
         -Dguest_kernel="$IMAGE_KERNEL"
         -Dguest_initrd="$IMAGE_INITRD"
         -Dguest_image="$IMAGE_FILE"
+        -Dguest_bookworm="$(plain_dir bookworm)"
         -Drdma_core_src="$RDMA_SRC"
         -Drdma_core_build="$RDMA_BUILD"
         -Dkmod_host_check=true
@@ -208,7 +247,8 @@ test_slots() {
 cmd_test() {
     local started
     started=$(date +%s)
-    do_build
+    # shellcheck disable=SC2086
+    do_build $PLAIN_SUITES
     do_fetch_dkms
     run_step "meson setup" meson-setup meson_setup
     # Tests that build the module run side by side: install what they
@@ -257,7 +297,7 @@ main() {
         fetch) do_deps; do_fetch_qemu; do_fetch_rdma_core; do_fetch_dkms ;;
         qemu) do_deps; do_qemu ;;
         rdma-core) do_deps; do_rdma_core ;;
-        image) do_deps; do_rdma_core; do_image ;;
+        image) do_deps; cmd_image "$@" ;;
         kmod-host) do_deps; run_step "kernel module host build (Debian 12 headers)" kmod-host step_kmod_host ;;
         packages) do_deps; do_rdma_core; do_packages "$@" ;;
         install) do_deps; do_qemu; do_install "$@" ;;

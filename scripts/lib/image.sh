@@ -51,6 +51,58 @@ chroot_unmount() {
     done
 }
 
+# guest_boot_setup ROOT: what a root file system made by debootstrap
+# needs to boot in the test VMs.
+guest_boot_setup() {
+    local r=$1
+    # Small initrd that can mount ext4 from virtio-blk: a fixed module list
+    # (MODULES=dep cannot see the VM's hardware from a chroot).
+    cat >"$r/etc/initramfs-tools/conf.d/rnic.conf" <<'CONF'
+MODULES=list
+CONF
+    cat >"$r/etc/initramfs-tools/modules" <<'MODS'
+virtio_pci
+virtio_blk
+ext4
+crc32c_generic
+MODS
+    chroot "$r" update-initramfs -u -k all
+    echo 'rnic' >"$r/etc/hostname"
+    printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' >"$r/etc/hosts"
+    printf '/dev/vda / ext4 rw,relatime 0 1\n' >"$r/etc/fstab"
+    # No password for root: these VMs only ever run our test commands.
+    chroot "$r" passwd -d root >/dev/null
+}
+
+# install_guest_helpers ROOT: our init and the guest helpers the VM tests
+# use, in /sbin and /opt/rnic/bin.
+install_guest_helpers() {
+    local r=$1 f
+    install -D -m 0755 "$RNIC_ROOT/scripts/guest/rnic-init" "$r/sbin/rnic-init"
+    mkdir -p "$r/opt/rnic/bin"
+    for f in "$RNIC_ROOT"/scripts/guest/*; do
+        [ -f "$f" ] || continue
+        case $f in
+            *.txt) install -m 0644 "$f" "$r/opt/rnic/bin/" ;;
+            *) install -m 0755 "$f" "$r/opt/rnic/bin/" ;;
+        esac
+    done
+    ln -sfn /opt/rnic/bin "$r/opt/rnic/sbin"
+}
+
+# make_guest_files ROOT KVER DIR: DIR/rootfs.img, vmlinuz and initrd.img
+# from ROOT, whose lean initrd is already made.
+make_guest_files() {
+    local r=$1 kver=$2 d=$3
+    rm -f "$d/rootfs.img.tmp"
+    timeout 1800 mkfs.ext4 -q -F -L rnic-root -E lazy_itable_init=1 -d "$r" "$d/rootfs.img.tmp" "$IMAGE_SIZE"
+    cp "$r/boot/vmlinuz-$kver" "$d/vmlinuz.tmp"
+    cp "$r/boot/initrd-lean.img-$kver" "$d/initrd.img.tmp"
+    mv "$d/rootfs.img.tmp" "$d/rootfs.img"
+    mv "$d/vmlinuz.tmp" "$d/vmlinuz"
+    mv "$d/initrd.img.tmp" "$d/initrd.img"
+}
+
 base_hash() {
     hash_inputs "$PACKAGES_FILE" "str:$GUEST_SUITE $IMAGE_BASE_RECIPE"
 }
@@ -78,23 +130,7 @@ step_image_base() {
     trap 'chroot_unmount "$IMG_BASE.tmp"' EXIT
     chroot_unmount "$r"
     chroot_mount "$r"
-    # Small initrd that can mount ext4 from virtio-blk: a fixed module list
-    # (MODULES=dep cannot see the VM's hardware from a chroot).
-    cat >"$r/etc/initramfs-tools/conf.d/rnic.conf" <<'CONF'
-MODULES=list
-CONF
-    cat >"$r/etc/initramfs-tools/modules" <<'MODS'
-virtio_pci
-virtio_blk
-ext4
-crc32c_generic
-MODS
-    chroot "$r" update-initramfs -u -k all
-    echo 'rnic' >"$r/etc/hostname"
-    printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' >"$r/etc/hosts"
-    printf '/dev/vda / ext4 rw,relatime 0 1\n' >"$r/etc/fstab"
-    # No password for root: these VMs only ever run our test commands.
-    chroot "$r" passwd -d root >/dev/null
+    guest_boot_setup "$r"
     chroot "$r" apt-get clean
     rm -rf "$r/var/lib/apt/lists/"* "$r/var/cache/apt/"*.bin
     chroot_unmount "$r"
@@ -192,18 +228,7 @@ step_image_final() {
     kver=$(guest_kernel_release "$r")
     echo "guest kernel: $kver"
 
-    # Our init and guest helpers.
-    install -D -m 0755 "$RNIC_ROOT/scripts/guest/rnic-init" "$r/sbin/rnic-init"
-    mkdir -p "$r/opt/rnic/bin"
-    local f
-    for f in "$RNIC_ROOT"/scripts/guest/*; do
-        [ -f "$f" ] || continue
-        case $f in
-            *.txt) install -m 0644 "$f" "$r/opt/rnic/bin/" ;;
-            *) install -m 0755 "$f" "$r/opt/rnic/bin/" ;;
-        esac
-    done
-    ln -sfn /opt/rnic/bin "$r/opt/rnic/sbin"
+    install_guest_helpers "$r"
 
     chroot_mount "$r"
     install_guest_packages "$r"
@@ -213,13 +238,7 @@ step_image_final() {
     trap - EXIT
 
     printf 'image built %s\nkernel %s\n' "$(date -u +%FT%TZ)" "$kver" >"$r/opt/rnic/IMAGE-INFO"
-    rm -f "$IMAGE_FILE.tmp"
-    timeout 1800 mkfs.ext4 -q -F -L rnic-root -E lazy_itable_init=1 -d "$r" "$IMAGE_FILE.tmp" "$IMAGE_SIZE"
-    cp "$r/boot/vmlinuz-$kver" "$IMAGE_KERNEL.tmp"
-    cp "$r/boot/initrd-lean.img-$kver" "$IMAGE_INITRD.tmp"
-    mv "$IMAGE_FILE.tmp" "$IMAGE_FILE"
-    mv "$IMAGE_KERNEL.tmp" "$IMAGE_KERNEL"
-    mv "$IMAGE_INITRD.tmp" "$IMAGE_INITRD"
+    make_guest_files "$r" "$kver" "$IMG"
     stamp_set image-final "$h"
     ls -ls "$IMAGE_FILE" "$IMAGE_KERNEL" "$IMAGE_INITRD"
 }
@@ -253,4 +272,106 @@ step_kmod_host() {
     echo "building against /usr/src/linux-headers-$kver"
     timeout 900 make -C "/usr/src/linux-headers-$kver" M="$out" modules
     ls -l "$out"/*.ko
+}
+
+# ---- Plain guests of other suites ('rnic.sh image --suite SUITE') --------
+#
+# A guest the project did not tailor: the suite's own kernel and rdma-core
+# from debootstrap, then the two guest packages of 'rnic.sh packages --suite
+# SUITE' installed with apt as the README tells users, which brings in
+# dkms and the kernel headers from the suite's archive.  Our init and test
+# helpers are added so that the launcher can run a test in it
+# (--vm-guest I=DIR); nothing else.  Made in .cache/image-SUITE.
+
+# The suite's own packages of a plain guest: a kernel, the RDMA
+# userspace a user of the suite installs, and what our init and test
+# helpers call.
+PLAIN_PACKAGES="linux-image-amd64 initramfs-tools kmod procps util-linux
+iproute2 iputils-ping coreutils findutils grep sed gawk
+rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest"
+PLAIN_RECIPE=1
+
+plain_dir() { echo "$CACHE/image-$1"; }
+
+step_plain_base() {
+    local suite=$1 d base h include
+    d=$(plain_dir "$suite")
+    base=$d/base
+    h=$(hash_inputs "str:$suite $PLAIN_PACKAGES $PLAIN_RECIPE")
+    if stamp_ok "image-base-$suite" "$h" && [ -d "$base/lib/modules" ]; then
+        echo "$suite base root file system unchanged"
+        return 0
+    fi
+    stamp_clear "image-base-$suite"
+    chroot_unmount "$base.tmp"
+    rm -rf "$base" "$base.tmp"
+    mkdir -p "$d" "$CACHE/debs-$suite"
+    # shellcheck disable=SC2086
+    include=$(printf '%s\n' $PLAIN_PACKAGES | paste -sd, -)
+    timeout 3600 debootstrap --variant=minbase --merged-usr --components=main \
+        --cache-dir="$CACHE/debs-$suite" --include="$include" \
+        "$suite" "$base.tmp" "$GUEST_MIRROR"
+    local r=$base.tmp
+    trap 'chroot_unmount "'"$r"'"' EXIT
+    chroot_unmount "$r"
+    chroot_mount "$r"
+    guest_boot_setup "$r"
+    chroot_unmount "$r"
+    trap - EXIT
+    mv "$r" "$base"
+    stamp_set "image-base-$suite" "$h"
+    du -sh "$base"
+}
+
+step_plain_final() {
+    local suite=$1 d r h kver debs prov
+    d=$(plain_dir "$suite")
+    r=$d/work
+    debs=$d/debs
+    prov=$(provider_outputs)
+    # shellcheck disable=SC2086
+    h=$(hash_inputs "str:$(cat "$STAMPS/image-base-$suite" 2>/dev/null)" \
+        "$RNIC_ROOT/scripts/guest" "$RNIC_ROOT/scripts/lib/image.sh" \
+        "$RNIC_ROOT/scripts/lib/packages.sh" "$RNIC_ROOT/guest-driver" \
+        $prov "str:$IMAGE_SIZE")
+    if stamp_ok "image-final-$suite" "$h" && [ -f "$d/rootfs.img" ]; then
+        echo "$suite image unchanged"
+        return 0
+    fi
+    stamp_clear "image-final-$suite"
+    rm -rf "$debs"
+    (do_packages --suite "$suite" --out "$debs")
+    chroot_unmount "$r"
+    mkdir -p "$r"
+    rsync -a -x --delete "$d/base/" "$r/"
+    trap 'chroot_unmount "'"$r"'"' EXIT
+    kver=$(guest_kernel_release "$r")
+    echo "$suite guest kernel: $kver"
+    install_guest_helpers "$r"
+    chroot_mount "$r"
+    # As a user does: the suite's archive, then 'apt install ./*.deb'.
+    # The host's resolver, and a package cache kept between builds.
+    cp /etc/resolv.conf "$r/etc/resolv.conf"
+    mkdir -p "$CACHE/debs-$suite" "$r/var/cache/apt/archives"
+    mount --bind "$CACHE/debs-$suite" "$r/var/cache/apt/archives"
+    mkdir -p "$r/opt/rnic/debs"
+    cp "$debs"/*.deb "$r/opt/rnic/debs/"
+    timeout 900 chroot "$r" apt-get -q update
+    timeout 1800 chroot "$r" sh -c \
+        'cd /opt/rnic/debs && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./*.deb' 
+    if ! find "$r/lib/modules/$kver" -name 'rnic.ko*' | grep -q .; then
+        cat "$r"/var/lib/dkms/rnic/*/build/make.log 2>/dev/null || true
+        echo "rnic-dkms installed no module for $kver"
+        return 1
+    fi
+    umount "$r/var/cache/apt/archives"
+    rm -rf "$r/var/lib/apt/lists/"* "$r/var/cache/apt/"*.bin
+    lean_initrd "$r" "$kver"
+    chroot_unmount "$r"
+    trap - EXIT
+    printf 'image built %s\nsuite %s\nkernel %s\n' "$(date -u +%FT%TZ)" "$suite" "$kver" \
+        >"$r/opt/rnic/IMAGE-INFO"
+    make_guest_files "$r" "$kver" "$d"
+    stamp_set "image-final-$suite" "$h"
+    ls -ls "$d/rootfs.img" "$d/vmlinuz" "$d/initrd.img"
 }
