@@ -127,7 +127,6 @@ guest_bases() {
 
 # do_build [SUITE...]: everything, and the plain guests of SUITEs.
 do_build() {
-    local suite
     do_deps
     # The guests' base systems need nothing QEMU or rdma-core make, and
     # debootstrap mostly waits for the network and the disk: it runs
@@ -136,9 +135,17 @@ do_build() {
     do_qemu
     do_rdma_core
     run_step_wait
+    # The plain guests' images beside the test image's: both mostly wait
+    # for dkms's compiler, mkfs and the disk, one core each.
+    [ $# -eq 0 ] || run_step_start "plain guest images ($*)" image-plain plain_finals "$@"
     do_image
+    run_step_wait
+}
+
+plain_finals() {
+    local suite
     for suite in "$@"; do
-        run_step "$suite guest image" "image-$suite" step_plain_final "$suite"
+        step_plain_final "$suite"
     done
 }
 
