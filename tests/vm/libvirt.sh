@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # libvirt.sh --kernel K --initrd I --image IMG: two libvirt domains made
-# from docs/libvirt/rnic-domain.xml, each with an rnic on one multicast
-# segment, run ibv_rc_pingpong -c between them.  Meanwhile the test reads
+# from docs/libvirt/rnic-domain.xml run ibv_rc_pingpong -c between them,
+# twice: first with their rnics on one multicast segment, as the file is,
+# then on a Linux bridge made here, with the <interface> of
+# docs/libvirt/rnic-interface-bridge.xml.  Each time the test reads
 # 'info rnic' of each through 'virsh qemu-monitor-command --hmp' and wants
-# the device to have moved packets; at the end everything is destroyed and
-# undefined.  It uses Debian's libvirt-daemon-system as it is: a libvirtd
+# the device to have moved packets; then everything is destroyed and
+# undefined.  (One libvirtd serves both, so the two run in turn.)  It uses Debian's libvirt-daemon-system as it is: a libvirtd
 # (and virtlogd) already running, or started here and stopped again.
 # The project's guest image needs two things a user's VM does not: its
 # run description in fw_cfg (<sysinfo type='fwcfg'>) and, since QEMU runs
@@ -36,16 +38,21 @@ work=$(mktemp -d /tmp/rnic-libvirt.XXXXXX)
 chmod 0755 "$work"
 virsh=(virsh -q -c qemu:///system)
 started=()
-names=(rnic-lv0-$$ rnic-lv1-$$)
-cleanup() {
+names=()
+bridge=rnlv$(($$ % 100000))
+undefine_all() {
     local n
     for n in "${names[@]}"; do
         "${virsh[@]}" destroy "$n" >/dev/null 2>&1 || true
         "${virsh[@]}" undefine "$n" >/dev/null 2>&1 || true
     done
+}
+cleanup() {
+    undefine_all
     for p in "${started[@]}"; do
         kill "$(cat "$p")" 2>/dev/null || true
     done
+    ip link del "$bridge" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -75,12 +82,25 @@ if [ -r /dev/kvm ] && [ "${RNIC_ACCEL:-}" = kvm ]; then
     accel=kvm cpu=host-passthrough
 fi
 
-for i in 0 1; do
-    n=${names[$i]}
-    p=$((1 - i))
-    cp --sparse=always "$image" "$work/vm$i.img"
-    chmod 0666 "$work/vm$i.img"
-    cat >"$work/vm$i.env" <<EOF
+# pair SEGMENT: two domains from the documented XML, their rnics on
+# SEGMENT (mcast: as the file is; bridge: on $bridge), a verified
+# ping-pong between them and info rnic of each; then both undefined.
+pair() {
+    local seg=$1 i n p iface="" info rx
+    names=("rnic-lv-$seg-0-$$" "rnic-lv-$seg-1-$$")
+    if [ "$seg" = bridge ]; then
+        # The documented <interface>, with this bridge's name.
+        iface=$(sed -e '/^<!--/,/-->$/d' -e "s|'br0'|'$bridge'|" \
+            "$root/docs/libvirt/rnic-interface-bridge.xml" | sed 's/^/    /')
+        grep -q "<source bridge='$bridge'/>" <<<"$iface" ||
+            fail "no bridge <source> in the documented <interface>"
+    fi
+    for i in 0 1; do
+        n=${names[$i]}
+        p=$((1 - i))
+        cp --sparse=always "$image" "$work/vm$i.img"
+        chmod 0666 "$work/vm$i.img"
+        cat >"$work/vm$i.env" <<EOF
 RNIC_CMD_TIMEOUT=600
 RNIC_MODE=rnic
 RNIC_NVMS=2
@@ -94,46 +114,71 @@ RNIC_PEER_RNIC_IP4=198.19.0.$((p + 1))
 RNIC_VM0_RNIC_IP4=198.19.0.1
 RNIC_VM1_RNIC_IP4=198.19.0.2
 EOF
-    # The ping-pong, then time for the host to look at the device.
-    printf '%s\n' 'RNIC_NO_RPING=1 rnic-pingpong 200 4096 && echo LIBVIRT-PINGPONG-OK && sleep 300' \
-        >"$work/vm$i.cmd"
-    : >"$work/vm$i.serial.log"
-    chmod 0644 "$work/vm$i.env" "$work/vm$i.cmd"
-    chmod 0666 "$work/vm$i.serial.log"
-    sed -e "s|@ACCEL@|$accel|; s|@CPU@|$cpu|; s|@NAME@|$n|; s|@PREFIX@|$prefix|" \
-        -e "s|@KERNEL@|$work/vmlinuz|; s|@INITRD@|$work/initrd.img|; s|@DISK@|$work/vm$i.img|" \
-        -e "s|@MAC@|52:54:00:52:0a:0$((i + 1))|; s|@SERIAL@|$work/vm$i.serial.log|" \
-        -e "s|@CMDLINE@|console=ttyS0 root=/dev/vda rw init=/sbin/rnic-init quiet panic=-1 mitigations=off|" \
-        -e "s|^  </os>|  </os>\n  <sysinfo type='fwcfg'>\n    <entry name='opt/rnic/cmd' file='$work/vm$i.cmd'/>\n    <entry name='opt/rnic/env' file='$work/vm$i.env'/>\n  </sysinfo>|" \
-        -e "s|^</domain>|  <seclabel type='none'/>\n</domain>|" \
-        "$root/docs/libvirt/rnic-domain.xml" >"$work/$n.xml"
-    grep -q '@[A-Z]*@' "$work/$n.xml" && fail "a placeholder is left in $n.xml"
-    "${virsh[@]}" define "$work/$n.xml" >/dev/null || fail "virsh define $n"
-done
-for n in "${names[@]}"; do
-    "${virsh[@]}" start "$n" >/dev/null || fail "virsh start $n"
-done
-log "started ${names[*]} from docs/libvirt/rnic-domain.xml"
-
-# Both guests report the verified ping-pong.
-deadline=$((SECONDS + 600))
-for i in 0 1; do
-    until grep -aq LIBVIRT-PINGPONG-OK "$work/vm$i.serial.log"; do
-        if grep -aq 'RNIC-EXIT-STATUS=' "$work/vm$i.serial.log" || [ $SECONDS -gt $deadline ]; then
-            tail -n 30 "$work/vm$i.serial.log"
-            fail "${names[$i]}: no verified ping-pong"
+        # The ping-pong, then time for the host to look at the device.
+        printf '%s\n' 'RNIC_NO_RPING=1 rnic-pingpong 200 4096 && echo LIBVIRT-PINGPONG-OK && sleep 300' \
+            >"$work/vm$i.cmd"
+        : >"$work/vm$i.serial.log"
+        chmod 0644 "$work/vm$i.env" "$work/vm$i.cmd"
+        chmod 0666 "$work/vm$i.serial.log"
+        sed -e "s|@ACCEL@|$accel|; s|@CPU@|$cpu|; s|@NAME@|$n|; s|@PREFIX@|$prefix|" \
+            -e "s|@KERNEL@|$work/vmlinuz|; s|@INITRD@|$work/initrd.img|; s|@DISK@|$work/vm$i.img|" \
+            -e "s|@MAC@|52:54:00:52:0a:0$((i + 1))|; s|@SERIAL@|$work/vm$i.serial.log|" \
+            -e "s|@CMDLINE@|console=ttyS0 root=/dev/vda rw init=/sbin/rnic-init quiet panic=-1 mitigations=off|" \
+            -e "s|^  </os>|  </os>\n  <sysinfo type='fwcfg'>\n    <entry name='opt/rnic/cmd' file='$work/vm$i.cmd'/>\n    <entry name='opt/rnic/env' file='$work/vm$i.env'/>\n  </sysinfo>|" \
+            -e "s|^</domain>|  <seclabel type='none'/>\n</domain>|" \
+            "$root/docs/libvirt/rnic-domain.xml" >"$work/$n.xml"
+        if [ -n "$iface" ]; then
+            # The multicast <interface> out, the bridge one in.
+            awk -v iface="${iface//@MAC@/52:54:00:52:0a:0$((i + 1))}" '
+                /^ *<interface type=.mcast.>/ { skip = 1; print iface; next }
+                skip && /<\/interface>/ { skip = 0; next }
+                !skip' "$work/$n.xml" >"$work/$n.xml.new"
+            mv "$work/$n.xml.new" "$work/$n.xml"
+            grep -q "<interface type='bridge'>" "$work/$n.xml" || fail "$n.xml has no bridge <interface>"
+            grep -q "type='mcast'" "$work/$n.xml" && fail "$n.xml still has the multicast <interface>"
         fi
-        sleep 1
+        grep -q '@[A-Z]*@' "$work/$n.xml" && fail "a placeholder is left in $n.xml"
+        "${virsh[@]}" define "$work/$n.xml" >/dev/null || fail "virsh define $n"
     done
-    grep -a 'rnic-pingpong: OK' "$work/vm$i.serial.log"
-done
+    for n in "${names[@]}"; do
+        "${virsh[@]}" start "$n" >/dev/null || fail "virsh start $n"
+    done
+    log "started ${names[*]} from docs/libvirt/rnic-domain.xml"
 
-# The host's view of each device, through libvirt's monitor passthrough.
-for n in "${names[@]}"; do
-    info=$("${virsh[@]}" qemu-monitor-command --hmp "$n" 'info rnic') ||
-        fail "$n: info rnic through virsh"
-    echo "$info" | head -n 12
-    rx=$(grep -o '\brx_pkts [0-9]*' <<<"$info" | head -n1 | cut -d' ' -f2)
-    [ -n "$rx" ] && [ "$rx" -gt 0 ] || fail "$n: info rnic shows no received packets"
-done
-log "OK: ibv_rc_pingpong -c between two libvirt domains, info rnic read through virsh"
+    # Both guests report the verified ping-pong.
+    deadline=$((SECONDS + 600))
+    for i in 0 1; do
+        until grep -aq LIBVIRT-PINGPONG-OK "$work/vm$i.serial.log"; do
+            if grep -aq 'RNIC-EXIT-STATUS=' "$work/vm$i.serial.log" || [ $SECONDS -gt $deadline ]; then
+                tail -n 30 "$work/vm$i.serial.log"
+                fail "${names[$i]}: no verified ping-pong"
+            fi
+            sleep 1
+        done
+        grep -a 'rnic-pingpong: OK' "$work/vm$i.serial.log"
+    done
+
+    # The host's view of each device, through libvirt's monitor passthrough.
+    for n in "${names[@]}"; do
+        info=$("${virsh[@]}" qemu-monitor-command --hmp "$n" 'info rnic') ||
+            fail "$n: info rnic through virsh"
+        echo "$info" | head -n 12
+        rx=$(grep -o '\brx_pkts [0-9]*' <<<"$info" | head -n1 | cut -d' ' -f2)
+        [ -n "$rx" ] && [ "$rx" -gt 0 ] || fail "$n: info rnic shows no received packets"
+    done
+    if [ "$seg" = bridge ]; then
+        # Both taps libvirt made are on the bridge, at RoCE's MTU.
+        p=$(ip -o link show master "$bridge" | grep -c 'mtu 4200') || true
+        [ "$p" = 2 ] || { ip -o link show master "$bridge"; fail "$bridge has $p ports at MTU 4200, not 2"; }
+    fi
+    undefine_all
+    log "OK ($seg): ibv_rc_pingpong -c between two libvirt domains, info rnic read through virsh"
+}
+
+pair mcast
+# The bridge users would have: no address, RoCE-sized frames.  libvirt
+# makes each domain's tap and puts it on the bridge.
+ip link add "$bridge" mtu 4200 type bridge || fail "cannot make bridge $bridge"
+ip link set "$bridge" up
+pair bridge
+log "OK: both segments"
