@@ -724,6 +724,7 @@ uint8_t rnic_cmd_modify_qp(RnicCmdCtx *c)
     rnic_tp_qp_modified(s, qp, cur, mask);
     if (next == RNIC_QPS_ERR && cur != RNIC_QPS_ERR) {
         rnic_tp_qp_flush(s, qp);
+        rnic_qp_last_wqe(s, qp);
     }
     if (next != RNIC_QPS_RESET) {
         /* New state may let queued WQEs move (or be flushed). */

@@ -374,7 +374,21 @@ void rnic_qp_fatal(RnicState *s, RnicQP *qp, uint8_t eqe_type)
     if (eqe_type) {
         rnic_eq_post(s, 0, eqe_type, qp->qpn, 0);
     }
+    rnic_qp_last_wqe(s, qp);
     rnic_qp_schedule(s, qp);
+}
+
+/*
+ * A QP that receives from an SRQ has just entered ERR: it takes no more
+ * WQEs from the SRQ, and says so, as the IBA's Last WQE Reached event.
+ * A consumer that drains such a QP (ib_drain_qp) waits for this event,
+ * not for a flushed receive: the SRQ's WQEs are not the QP's to flush.
+ */
+void rnic_qp_last_wqe(RnicState *s, RnicQP *qp)
+{
+    if (qp->srqn) {
+        rnic_eq_post(s, 0, RNIC_EQE_QP_LAST_WQE, qp->qpn, 0);
+    }
 }
 
 void rnic_qp_schedule(RnicState *s, RnicQP *qp)

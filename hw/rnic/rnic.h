@@ -607,6 +607,7 @@ void rnic_irq_send(RnicState *s, unsigned vector);
 void rnic_cq_fail(RnicState *s, RnicCQ *cq, uint32_t cqn);
 /* Moves a QP to ERR, flushes it and raises the async event (0: none). */
 void rnic_qp_fatal(RnicState *s, RnicQP *qp, uint8_t eqe_type);
+void rnic_qp_last_wqe(RnicState *s, RnicQP *qp);
 
 /* rnic-mem.c */
 typedef enum RnicMemErr {

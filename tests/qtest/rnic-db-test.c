@@ -183,53 +183,9 @@ static void test_db_qp_owner(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(rt_guest_errs(e.r), ==, before + 2);
 }
 
-/* An SRQ of 1 << log entries in @ring for the env's PD; its number. */
-static uint32_t create_srq_in(Env *e, uint16_t uctx, unsigned log,
-                              uint64_t ring)
-{
-    struct rnic_cmd cmd;
-    uint32_t out[6];
-
-    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_SRQ);
-    cmd.hdr.uctx = cpu_to_le16(uctx);
-    cmd.u.create_srq.log_size = log;
-    cmd.u.create_srq.max_sge = 2;
-    cmd.u.create_srq.pdn = cpu_to_le32(e->pdn);
-    cmd.u.create_srq.ring.addr = cpu_to_le64(ring);
-    cmd.u.create_srq.ring.npages = cpu_to_le32(1);
-    cmd.u.create_srq.ring.page_shift = 12;
-    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
-    return out[RNIC_OUT_HANDLE];
-}
-
 static uint32_t create_srq(Env *e, uint16_t uctx)
 {
-    return create_srq_in(e, uctx, 5, qrnic_alloc(e->r, QRNIC_PAGE));
-}
-
-/* An RC QP in INIT that receives from SRQ @srqn; its number. */
-static uint32_t create_srq_qp(Env *e, uint32_t srqn)
-{
-    struct rnic_cmd cmd;
-    uint32_t out[6], qpn;
-
-    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_QP);
-    cmd.u.create_qp.qp_type = RNIC_QPT_RC;
-    cmd.u.create_qp.sq_log_size = 4;
-    cmd.u.create_qp.max_send_sge = 1;
-    cmd.u.create_qp.flags = cpu_to_le32(RNIC_QP_FLAG_HAS_SRQ);
-    cmd.u.create_qp.pdn = cpu_to_le32(e->pdn);
-    cmd.u.create_qp.send_cqn = cpu_to_le32(e->cq.cqn);
-    cmd.u.create_qp.recv_cqn = cpu_to_le32(e->cq.cqn);
-    cmd.u.create_qp.srqn = cpu_to_le32(srqn);
-    cmd.u.create_qp.sq.addr = cpu_to_le64(qrnic_alloc(e->r, QRNIC_PAGE));
-    cmd.u.create_qp.sq.npages = cpu_to_le32(1);
-    cmd.u.create_qp.sq.page_shift = 12;
-    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
-    qpn = out[RNIC_OUT_HANDLE];
-    g_assert_cmpuint(rt_qp_modify(e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_INIT,
-                                  MASK_TO_INIT), ==, RNIC_CMD_OK);
-    return qpn;
+    return rt_create_srq(e, uctx, 5, qrnic_alloc(e->r, QRNIC_PAGE));
 }
 
 /* An RQ doorbell for a QP that receives from an SRQ is refused. */
@@ -241,7 +197,7 @@ static void test_db_rq_srq(void *obj, void *data, QGuestAllocator *alloc)
 
     rt_env_basic(&e, obj, data);
     srqn = create_srq(&e, 0);
-    qpn = create_srq_qp(&e, srqn);
+    qpn = rt_create_srq_qp(&e, srqn);
 
     before = rt_guest_errs(e.r);
     qrnic_doorbell(e.r, 0, RNIC_DB_RQ, qpn | 1ull << 32);
@@ -415,20 +371,43 @@ static void test_cq_resize(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_ERR_PARAM);
 }
 
-/* SEND @n bytes of pattern @seed at @psn to @qpn; its receive CQE. */
-static void srq_send(Env *e, uint32_t qpn, uint32_t psn, uint8_t seed,
-                     struct rnic_cqe *cqe)
+/*
+ * A QP on an SRQ that enters ERR, by MODIFY_QP or by an error, posts
+ * QP_LAST_WQE once (ib_drain_qp waits for it); a QP with its own RQ
+ * does not.
+ */
+static void test_srq_qp_last_wqe(void *obj, void *data,
+                                 QGuestAllocator *alloc)
 {
-    uint8_t payload[48];
-    Roce f;
+    struct rnic_eqe eqe;
+    uint32_t srqn, qpn, plain;
+    Env e;
 
-    rt_fill_pattern(payload, sizeof(payload), seed);
-    rt_roce_init_payload(&f, OPC_SEND_ONLY, qpn, psn, payload,
-                         sizeof(payload));
-    rt_send_roce(e, &f);
-    g_assert_true(qrnic_cq_wait(e->r, &e->cq, cqe, QRNIC_TIMEOUT_MS));
-    g_assert_cmpuint(cqe->status, ==, RNIC_WC_SUCCESS);
-    rt_expect_ack(e, AETH_ACK(0), psn);
+    rt_env_basic(&e, obj, data);
+    srqn = create_srq(&e, 0);
+    qpn = rt_create_srq_qp(&e, srqn);
+    g_assert_cmpuint(rt_qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_RTR,
+                                  MASK_TO_RTR), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(rt_qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_ERR,
+                                  RNIC_QP_ATTR_STATE), ==, RNIC_CMD_OK);
+    qrnic_settle(e.r);
+    g_assert_true(qrnic_eq_poll(e.r, &e.eq, &eqe));
+    g_assert_cmpuint(eqe.type, ==, RNIC_EQE_QP_LAST_WQE);
+    g_assert_cmphex(le32_to_cpu(eqe.obj), ==, qpn);
+    g_assert_false(qrnic_eq_poll(e.r, &e.eq, &eqe));
+    /* Already in ERR: no second event. */
+    g_assert_cmpuint(rt_qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_ERR,
+                                  RNIC_QP_ATTR_STATE), ==, RNIC_CMD_OK);
+    qrnic_settle(e.r);
+    g_assert_false(qrnic_eq_poll(e.r, &e.eq, &eqe));
+
+    rt_env_rc_qp(&e, RNIC_QPS_RTR);
+    plain = e.qp.qpn;
+    g_assert_cmpuint(rt_qp_modify(&e, &e.qp, RNIC_QPS_ERR,
+                                  RNIC_QP_ATTR_STATE), ==, RNIC_CMD_OK);
+    qrnic_settle(e.r);
+    g_assert_false(qrnic_eq_poll(e.r, &e.eq, &eqe));
+    g_assert_cmpuint(plain, !=, qpn);
 }
 
 /*
@@ -452,8 +431,8 @@ static void test_srq_resize(void *obj, void *data, QGuestAllocator *alloc)
     rt_env_basic(&e, obj, data);
     qts = qrnic_qts(e.r);
     srq.rq_buf = qrnic_alloc(e.r, QRNIC_PAGE);
-    srqn = create_srq_in(&e, 0, srq.rq_log_size, srq.rq_buf);
-    qpn = create_srq_qp(&e, srqn);
+    srqn = rt_create_srq(&e, 0, srq.rq_log_size, srq.rq_buf);
+    qpn = rt_create_srq_qp(&e, srqn);
     g_assert_cmpuint(rt_qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_RTR,
                                   MASK_TO_RTR), ==, RNIC_CMD_OK);
 
@@ -467,13 +446,13 @@ static void test_srq_resize(void *obj, void *data, QGuestAllocator *alloc)
         }
         if (i == 3) {
             for (; psn < QP_RQ_PSN + 4; psn++) {
-                srq_send(&e, qpn, psn, psn, &cqe);
+                rt_srq_send(&e, qpn, psn, psn, &cqe);
                 g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==,
                                 0x100 + psn - QP_RQ_PSN);
             }
         }
     }
-    srq_send(&e, qpn, psn, psn, &cqe);
+    rt_srq_send(&e, qpn, psn, psn, &cqe);
     psn++;
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x104);
     g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, 4);   /* not 4 & 3 */
@@ -516,7 +495,7 @@ static void test_srq_resize(void *obj, void *data, QGuestAllocator *alloc)
     }
     qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | (uint64_t)srq.rq_pi << 32);
     for (i = 5; i < 10; i++, psn++) {
-        srq_send(&e, qpn, psn, psn, &cqe);
+        rt_srq_send(&e, qpn, psn, psn, &cqe);
         g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x100 + i);
         g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, i);
         rt_fill_pattern(want, sizeof(want), psn);
@@ -902,6 +881,7 @@ static void register_rnic_db_test(void)
     rt_add("db-eq-bad", test_db_eq_bad);
     rt_add("cq-resize", test_cq_resize);
     rt_add("srq-resize", test_srq_resize);
+    rt_add("srq-qp-last-wqe", test_srq_qp_last_wqe);
     rt_add("db-clock", test_db_clock);
     rt_add("cqe-timestamp", test_cqe_timestamp);
     rt_add("sq-dbrec", test_sq_dbrec);

@@ -926,4 +926,64 @@ void rt_msix_entry(QRnic *r, unsigned vec, uint64_t addr, uint32_t data)
     qpci_io_writel(d, d->msix_table_bar, off + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
 }
 
+
+/* An SRQ of 1 << log entries in @ring for the env's PD; its number. */
+uint32_t rt_create_srq(Env *e, uint16_t uctx, unsigned log, uint64_t ring)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6];
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_SRQ);
+    cmd.hdr.uctx = cpu_to_le16(uctx);
+    cmd.u.create_srq.log_size = log;
+    cmd.u.create_srq.max_sge = 2;
+    cmd.u.create_srq.pdn = cpu_to_le32(e->pdn);
+    cmd.u.create_srq.ring.addr = cpu_to_le64(ring);
+    cmd.u.create_srq.ring.npages = cpu_to_le32(1);
+    cmd.u.create_srq.ring.page_shift = 12;
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
+    return out[RNIC_OUT_HANDLE];
+}
+
+/* An RC QP in INIT that receives from SRQ @srqn; its number. */
+uint32_t rt_create_srq_qp(Env *e, uint32_t srqn)
+{
+    struct rnic_cmd cmd;
+    uint32_t out[6], qpn;
+
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_QP);
+    cmd.u.create_qp.qp_type = RNIC_QPT_RC;
+    cmd.u.create_qp.sq_log_size = 4;
+    cmd.u.create_qp.max_send_sge = 1;
+    cmd.u.create_qp.flags = cpu_to_le32(RNIC_QP_FLAG_HAS_SRQ);
+    cmd.u.create_qp.pdn = cpu_to_le32(e->pdn);
+    cmd.u.create_qp.send_cqn = cpu_to_le32(e->cq.cqn);
+    cmd.u.create_qp.recv_cqn = cpu_to_le32(e->cq.cqn);
+    cmd.u.create_qp.srqn = cpu_to_le32(srqn);
+    cmd.u.create_qp.sq.addr = cpu_to_le64(qrnic_alloc(e->r, QRNIC_PAGE));
+    cmd.u.create_qp.sq.npages = cpu_to_le32(1);
+    cmd.u.create_qp.sq.page_shift = 12;
+    g_assert_cmpuint(qrnic_cmd(e->r, &cmd, out), ==, RNIC_CMD_OK);
+    qpn = out[RNIC_OUT_HANDLE];
+    g_assert_cmpuint(rt_qp_modify(e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_INIT,
+                                  MASK_TO_INIT), ==, RNIC_CMD_OK);
+    return qpn;
+}
+
+/* SEND 48 bytes of pattern @seed at @psn to @qpn; its receive CQE. */
+void rt_srq_send(Env *e, uint32_t qpn, uint32_t psn, uint8_t seed,
+                 struct rnic_cqe *cqe)
+{
+    uint8_t payload[48];
+    Roce f;
+
+    rt_fill_pattern(payload, sizeof(payload), seed);
+    rt_roce_init_payload(&f, OPC_SEND_ONLY, qpn, psn, payload,
+                         sizeof(payload));
+    rt_send_roce(e, &f);
+    g_assert_true(qrnic_cq_wait(e->r, &e->cq, cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe->status, ==, RNIC_WC_SUCCESS);
+    rt_expect_ack(e, AETH_ACK(0), psn);
+}
+
 #endif /* _WIN32 */

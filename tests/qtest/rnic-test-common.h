@@ -164,6 +164,11 @@ void rt_env_init(Env *e, void *obj, void *data);
 void rt_env_basic(Env *e, void *obj, void *data);
 void rt_attr_for(struct rnic_qp_attr *a, uint8_t state);
 uint8_t rt_qp_modify(Env *e, QRnicQp *qp, uint8_t state, uint32_t mask);
+/* SRQs: an SRQ in @ring, an RC QP in INIT on it, a SEND that lands in it. */
+uint32_t rt_create_srq(Env *e, uint16_t uctx, unsigned log, uint64_t ring);
+uint32_t rt_create_srq_qp(Env *e, uint32_t srqn);
+void rt_srq_send(Env *e, uint32_t qpn, uint32_t psn, uint8_t seed,
+                 struct rnic_cqe *cqe);
 void rt_env_rc_qp(Env *e, uint8_t state);
 /* RESET -> INIT -> RTR -> RTS with the test attributes, up to 'state'. */
 void rt_env_init_qp_on_cq(Env *e, QRnicCq *scq, unsigned cq_log,
