@@ -175,11 +175,14 @@ bool rnic_inject_dma_fail(RnicState *s, dma_addr_t addr, dma_addr_t len)
 /*
  * A broken device's CQE: the WQE index half the queue away from the one
  * completed, which a driver cannot have outstanding next, and a wr_id no
- * driver gave.  A driver that trusts the CQE calls through garbage.
+ * driver gave.  A driver that trusts the CQE calls through garbage.  For
+ * a receive from an SRQ the queue is the SRQ's, whose indices the CQE
+ * carries unmasked (see rnic_resp_get_rwqe).
  */
 void rnic_inject_cqe(RnicState *s, struct rnic_cqe *cqe)
 {
     RnicInject *inj = &s->inj;
+    RnicSRQ *srq;
     RnicQP *qp;
     uint8_t log_size;
 
@@ -192,9 +195,13 @@ void rnic_inject_cqe(RnicState *s, struct rnic_cqe *cqe)
     }
     log_size = (cqe->opcode & RNIC_WC_RECV) ? qp->rq.ring.log_size :
                qp->sq.ring.log_size;
+    srq = (cqe->opcode & RNIC_WC_RECV) && qp->srqn ?
+          rnic_srq_get(s, qp->srqn) : NULL;
     inj->cqe_left--;
     rnic_inj_done(s, RNIC_INJ_CQE_CORRUPT, cqe->qpn);
-    if (log_size) {
+    if (srq && srq->wq.ring.log_size) {
+        cqe->wqe_idx += 1u << (srq->wq.ring.log_size - 1);
+    } else if (log_size) {
         cqe->wqe_idx = (cqe->wqe_idx + (1u << (log_size - 1))) &
                        ((1u << log_size) - 1);
     } else {

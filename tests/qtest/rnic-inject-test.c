@@ -575,6 +575,43 @@ static void test_cqe_corrupt(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /*
+ * cqe-corrupt on a receive from an SRQ: the index moves half the SRQ
+ * away, unmasked as SRQ indices are; the next receive's CQE is intact.
+ */
+static void test_cqe_corrupt_srq(void *obj, void *data,
+                                 QGuestAllocator *alloc)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *args = NULL;
+    QRnicQp srq = { .rq_log_size = 3 };
+    struct rnic_sge sge;
+    struct rnic_cqe cqe;
+    uint32_t srqn, qpn, i;
+    Env e;
+
+    path = env_self(&e, obj, data);
+    srq.rq_buf = qrnic_alloc(e.r, QRNIC_PAGE);
+    srqn = rt_create_srq(&e, 0, srq.rq_log_size, srq.rq_buf);
+    qpn = rt_create_srq_qp(&e, srqn);
+    g_assert_cmpuint(rt_qp_modify(&e, &(QRnicQp) { .qpn = qpn }, RNIC_QPS_RTR,
+                                  MASK_TO_RTR), ==, RNIC_CMD_OK);
+    for (i = 0; i < 2; i++) {
+        rt_sge_of(&sge, &e.mr, i * 64, 64);
+        qrnic_post_recv(e.r, &srq, 0x200 + i, &sge, 1);
+    }
+    qrnic_doorbell(e.r, 0, RNIC_DB_SRQ, srqn | (uint64_t)srq.rq_pi << 32);
+    args = g_strdup_printf("'qpn': %u", qpn);
+    inject_ok(&e, path, "cqe-corrupt", args);
+    rt_srq_send(&e, qpn, QP_RQ_PSN, 1, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xbad0bad0bad0bad0ull);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, 0 + 4);
+    rt_srq_send(&e, qpn, QP_RQ_PSN + 1, 2, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x201);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, 1);
+    g_assert_cmpuint(fault_count(&e, path, "cqe-corrupt"), ==, 1);
+}
+
+/*
  * gid-change: the entry changes, goes and comes back, each time with a
  * GID_CHANGE event naming its index; `info rnic` shows the table.
  */
@@ -640,6 +677,7 @@ static void register_rnic_inject_test(void)
     rt_add("inject-irq", test_irq);
     rt_add("inject-dma-fail", test_dma_fail);
     rt_add("inject-cqe-corrupt", test_cqe_corrupt);
+    rt_add("inject-cqe-corrupt-srq", test_cqe_corrupt_srq);
     rt_add("inject-gid-change", test_gid_change);
     rt_use_node_b(false);
 }
