@@ -267,6 +267,13 @@ struct rnic_srq {
 	u32 max_wr;
 	spinlock_t lock;		/* guards wq (kernel SRQs) and limit */
 	struct rnic_wq wq;
+	/*
+	 * Kernel SRQ: the slots posted and not yet completed.  Completions
+	 * come out of order, so the ring's ci says how many slots are free,
+	 * not which: a post never reuses a slot still set here (its wr_id
+	 * would be lost), and a CQE must name a slot set here.
+	 */
+	unsigned long *posted;
 };
 
 struct rnic_mr {

@@ -844,8 +844,10 @@ static int rnic_build_recv_wqe(const struct ib_recv_wr *wr, u32 max_sge,
 	return 0;
 }
 
+/* @busy: a kernel SRQ's outstanding slots (struct rnic_srq), or NULL. */
 static int rnic_post_wq_recv(struct rnic_dev *dev, struct rnic_wq *wq,
 			     spinlock_t *lock, u32 db, u32 qn,
+			     unsigned long *busy,
 			     const struct ib_recv_wr *wr,
 			     const struct ib_recv_wr **bad_wr)
 {
@@ -856,22 +858,30 @@ static int rnic_post_wq_recv(struct rnic_dev *dev, struct rnic_wq *wq,
 
 	spin_lock_irqsave(lock, flags);
 	for (; wr; wr = wr->next) {
+		u32 idx = wq->pi & (entries - 1);
 		void *slot;
 
-		if (wq->pi - READ_ONCE(wq->ci) >= entries) {
+		/*
+		 * The device takes an SRQ's slots in ring order: one whose
+		 * receive has not completed yet cannot be skipped, so the
+		 * queue is full until it does.
+		 */
+		if (wq->pi - READ_ONCE(wq->ci) >= entries ||
+		    (busy && test_bit(idx, busy))) {
 			err = -ENOMEM;
 			*bad_wr = wr;
 			break;
 		}
-		slot = wq->kring.buf + (wq->pi & (entries - 1)) *
-		       RNIC_RQ_WQE_SIZE;
+		slot = wq->kring.buf + idx * RNIC_RQ_WQE_SIZE;
 		err = rnic_build_recv_wqe(wr, wq->max_sge, slot);
 		if (err) {
 			*bad_wr = wr;
 			break;
 		}
 		if (wq->wr_id)
-			wq->wr_id[wq->pi & (entries - 1)] = wr->wr_id;
+			wq->wr_id[idx] = wr->wr_id;
+		if (busy)
+			set_bit(idx, busy);
 		wq->pi++;
 		posted = true;
 	}
@@ -893,7 +903,7 @@ int rnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	err = rnic_post_wq_recv(dev, &qp->rq, &qp->rq_lock, RNIC_DB_RQ,
-				qp->qpn, wr, bad_wr);
+				qp->qpn, NULL, wr, bad_wr);
 	if (rnic_dev_dead(dev))
 		rnic_kick_qp_cqs(qp);
 	return err;
@@ -909,6 +919,14 @@ static void rnic_srq_retire(struct rnic_srq *srq, u32 n)
 	spin_lock_irqsave(&srq->lock, flags);
 	WRITE_ONCE(srq->wq.ci, srq->wq.ci + n);
 	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
+/* A purged receive of a kernel SRQ: its slot may be posted again. */
+static void rnic_srq_unpost(struct rnic_srq *srq, u16 wqe_idx)
+{
+	if (srq->posted)
+		clear_bit(wqe_idx & ((1u << srq->wq.log_size) - 1),
+			  srq->posted);
 }
 
 /*
@@ -941,8 +959,11 @@ static void rnic_kcq_purge(struct rnic_cq *cq, struct rnic_qp *qp)
 		struct rnic_cqe *e = &cq->cqes[src & mask];
 
 		if (le32_to_cpu(e->qpn) == qp->qpn) {
-			if (qp->has_srq && (e->opcode & RNIC_WC_RECV))
+			if (qp->has_srq && (e->opcode & RNIC_WC_RECV)) {
+				rnic_srq_unpost(to_rsrq(qp->ibqp.srq),
+						le16_to_cpu(e->wqe_idx));
 				srq_freed++;
+			}
 			removed++;
 		} else if (removed) {
 			struct rnic_cqe *d = &cq->cqes[(src + removed) & mask];
@@ -1030,37 +1051,58 @@ static bool rnic_wc_opcode(u8 op, enum ib_wc_opcode *out)
 }
 
 /*
+ * A CQE names work the driver never posted: the device and the driver no
+ * longer agree on the queue, every later CQE of it is suspect, and the
+ * device may be writing where it should not.  Stop it and start again.
+ */
+static bool rnic_cqe_not_posted(struct rnic_dev *dev, struct rnic_qp *qp,
+				const char *what, u32 idx, u32 ci, u32 pi)
+{
+	dev_warn_ratelimited(&dev->pdev->dev,
+			     "QP %u: %s CQE names slot %u, not outstanding (ci %u pi %u); dropped\n",
+			     qp->qpn, what, idx, ci, pi);
+	rnic_cmdq_mark_dead(dev, "CQE for a work request not posted");
+	return false;
+}
+
+/*
  * The wr_id of the WQE a CQE completes, from the driver's own shadow: the
  * CQE's index must name a slot that is outstanding (for an RQ, the next
- * one in ring order).  An SRQ's slots are reused out of order and its
- * ring may be resized under the CQE, so there the CQE's wr_id is taken.
+ * one in ring order; for an SRQ, whose receives complete out of order, a
+ * slot posted and not completed yet).
  */
 static bool rnic_cqe_wr_id(struct rnic_dev *dev, struct rnic_qp *qp,
 			   const struct rnic_cqe *c, bool recv, u64 *wr_id)
 {
 	struct rnic_wq *wq = recv ? &qp->rq : &qp->sq;
-	u32 mask = (1u << wq->log_size) - 1;
-	u32 ci = READ_ONCE(wq->ci), pi = READ_ONCE(wq->pi);
-	u32 idx = le16_to_cpu(c->wqe_idx) & mask;
+	u32 mask, ci, pi, idx;
 
 	if (recv && qp->has_srq) {
-		*wr_id = le64_to_cpu(c->wr_id);
+		struct rnic_srq *srq = to_rsrq(qp->ibqp.srq);
+
+		wq = &srq->wq;
+		idx = le16_to_cpu(c->wqe_idx) & ((1u << wq->log_size) - 1);
+		/*
+		 * The slot stays the CQE's until its bit is cleared: read the
+		 * wr_id first, as a post may reuse the slot right after.
+		 */
+		if (srq->posted && wq->wr_id)
+			*wr_id = wq->wr_id[idx];
+		if (!srq->posted || !wq->wr_id ||
+		    !test_and_clear_bit(idx, srq->posted))
+			return rnic_cqe_not_posted(dev, qp, "SRQ receive", idx,
+						   READ_ONCE(wq->ci),
+						   READ_ONCE(wq->pi));
 		return true;
 	}
+	mask = (1u << wq->log_size) - 1;
+	ci = READ_ONCE(wq->ci);
+	pi = READ_ONCE(wq->pi);
+	idx = le16_to_cpu(c->wqe_idx) & mask;
 	if (!wq->wr_id || ((idx - ci) & mask) >= pi - ci ||
-	    (recv && idx != (ci & mask))) {
-		dev_warn_ratelimited(&dev->pdev->dev,
-				     "QP %u: %s CQE names slot %u, not outstanding (ci %u pi %u); dropped\n",
-				     qp->qpn, recv ? "receive" : "send", idx,
-				     ci, pi);
-		/*
-		 * The device and the driver no longer agree on the queue:
-		 * every later CQE of it is suspect, and the device may be
-		 * writing where it should not.  Stop it and start again.
-		 */
-		rnic_cmdq_mark_dead(dev, "CQE for a work request not posted");
-		return false;
-	}
+	    (recv && idx != (ci & mask)))
+		return rnic_cqe_not_posted(dev, qp, recv ? "receive" : "send",
+					   idx, ci, pi);
 	*wr_id = wq->wr_id[idx];
 	return true;
 }
@@ -1371,6 +1413,11 @@ int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		err = rnic_wq_kernel(dev, &srq->wq, RNIC_RQ_WQE_SIZE, &cmd.ring);
 		if (err)
 			return err;
+		srq->posted = bitmap_zalloc(1u << srq->wq.log_size, GFP_KERNEL);
+		if (!srq->posted) {
+			err = -ENOMEM;
+			goto err_wq;
+		}
 		cmd.log_size = srq->wq.log_size;
 		cmd.max_sge = srq->wq.max_sge;
 		cmd.pdn = cpu_to_le32(pd->pdn);
@@ -1391,6 +1438,8 @@ int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 err_destroy:
 	rnic_cmd_destroy_srq(dev, srq->uctx, srq->srqn);
 err_wq:
+	bitmap_free(srq->posted);
+	srq->posted = NULL;
 	rnic_wq_free(dev, &srq->wq);
 	return err;
 }
@@ -1484,6 +1533,7 @@ int rnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	rnic_cmd_destroy_srq(dev, srq->uctx, srq->srqn);
 	xa_erase_irq(&dev->srq_xa, srq->srqn);
+	bitmap_free(srq->posted);
 	rnic_wq_free(dev, &srq->wq);
 	return 0;
 }
@@ -1498,5 +1548,6 @@ int rnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	return rnic_post_wq_recv(to_rdev(ibsrq->device), &srq->wq, &srq->lock,
-				 RNIC_DB_SRQ, srq->srqn, wr, bad_wr);
+				 RNIC_DB_SRQ, srq->srqn, srq->posted, wr,
+				 bad_wr);
 }
