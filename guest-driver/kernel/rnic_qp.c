@@ -494,6 +494,19 @@ int rnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp->state = next;
 		if (!qp->user)
 			rnic_kick_qp_cqs(qp);
+		/*
+		 * What the device would say on this QP's way to ERR: it takes
+		 * nothing more from its SRQ.  ib_drain_qp() waits for that.
+		 */
+		if (next == IB_QPS_ERR && qp->has_srq && ibqp->event_handler) {
+			struct ib_event ev = {
+				.device = ibqp->device,
+				.event = IB_EVENT_QP_LAST_WQE_REACHED,
+				.element.qp = ibqp,
+			};
+
+			ibqp->event_handler(&ev, ibqp->qp_context);
+		}
 		return 0;
 	}
 
