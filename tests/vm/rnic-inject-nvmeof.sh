@@ -13,26 +13,32 @@
 #    DOWN, then ACTIVE again); the host's queues either ride it out by
 #    retransmission (nvme-rdma's ACK timeout is about a second, seven
 #    retries) or fail and reconnect.
+# 3. cqe-corrupt on a queue of the target armed while the host is idle,
+#    so that the queue's next completion is the receive of a command from
+#    the SRQ (the target runs nvmet-rdma with use_srq=1 throughout): the
+#    CQE names a slot of the SRQ that is not posted and a wr_id no one
+#    gave.  The target's driver must drop it rather than call through
+#    it, then reset and recover as in 1.
 # fio must finish each phase with no error and no bad block, the host
-# must have reconnected in phase 1, and neither kernel may warn, oops or
-# leave a task hung.
+# must have reconnected in phases 1 and 3, and neither kernel may warn,
+# oops or leave a task hung.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
 . rnic-test-lib rnic-inject-nvmeof
 . rnic-cycle-lib
 nqn=rnic-nvmet
+# A failure shows what the kernel said last.
+on_fail() { echo w >/proc/sysrq-trigger; sleep 1; dmesg | tail -n 60; }
 
-case $(role) in
-server)
-    rnic-nvmet up "$RNIC_DATA_IP4" 64 || fail "target set-up"
-    signal_wait 1 300 || fail "the host did not start phase 1"
-    sleep 3
-    RNIC_HOST_CHECK_WAIT=2 rnic-host-check inject fatal
+# The target's device came back after its N-th recovery: its port
+# listens again.
+target_back() {
+    local n=$1
     for _ in $(seq 1 150); do
-        dmesg | grep -q "recovered from a fatal error" && break
+        [ "$(dmesg | grep -c "recovered from a fatal error")" -ge "$n" ] && break
         sleep 0.2
     done
-    dmesg | grep -q "recovered from a fatal error" ||
+    [ "$(dmesg | grep -c "recovered from a fatal error")" -ge "$n" ] ||
         fail "the target's device did not come back"
     method=reset reload
     # Unlinking the subsystem disables the port, linking enables it.
@@ -40,6 +46,17 @@ server)
     rm -f "$cfg/ports/1/subsystems/$nqn"
     ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn" ||
         fail "re-enabling the target's port"
+}
+
+case $(role) in
+server)
+    # Kernel SRQs: every queue of the target receives from one.
+    modprobe nvmet-rdma use_srq=1 || fail "modprobe nvmet-rdma use_srq=1"
+    rnic-nvmet up "$RNIC_DATA_IP4" 64 || fail "target set-up"
+    signal_wait 1 300 || fail "the host did not start phase 1"
+    sleep 3
+    RNIC_HOST_CHECK_WAIT=2 rnic-host-check inject fatal
+    target_back 1
     signal_wait 2 300 || fail "the host did not finish phase 1"
     signal_wait 3 300 || fail "the host did not start phase 2"
     sleep 3
@@ -57,6 +74,20 @@ server)
     grep -q ACTIVE "$port" || fail "the port did not come back: $(cat "$port")"
     log "port-flap: the port went DOWN and came back ACTIVE"
     signal_wait 4 300 || fail "the host did not finish phase 2"
+    signal_wait 5 300 || fail "the host did not get idle for phase 3"
+    # Every RC QP here is nvmet-rdma's; none has a command outstanding.
+    qpn=$(rdma resource show qp link "$RNIC_IBDEV/1" 2>/dev/null |
+          awk '/type RC/ { for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }' |
+          sort -n | head -n1)
+    [ -n "$qpn" ] || fail "no nvmet-rdma QP: $(rdma resource show qp link "$RNIC_IBDEV/1")"
+    log "cqe-corrupt on QP $qpn"
+    dmesg -C
+    RNIC_HOST_CHECK_WAIT=2 rnic-host-check inject cqe-corrupt qpn="$qpn"
+    signal_send 1 7 || fail "phase 3: no signal to the host"
+    target_back 1
+    dmesg | grep -E "QP $qpn: SRQ receive CQE names slot" ||
+        fail "the driver did not report the SRQ receive CQE: $(dmesg | grep -i 'cqe' | tail -3)"
+    signal_wait 6 300 || fail "the host did not finish phase 3"
     rnic-nvmet down
     ;;
 client)
@@ -64,17 +95,17 @@ client)
         --ctrl-loss-tmo=300
     dev=$nvme_dev
 
-    # phase N SIGNAL: fio through the fault the target injects after
-    # the signal.
+    # phase N [SIGNAL]: fio through the fault the target injects after
+    # the signal (or has armed already).
     phase() {
         local rc
         timeout 400 fio --name="phase$1" --filename="$dev" --direct=1 \
             --ioengine=libaio --rw=randwrite --bs=4k --iodepth=16 --size=16m \
-            --verify=crc32c --verify_backlog=64 --runtime=45 --time_based \
+            --verify=crc32c --verify_backlog=64 --runtime=30 --time_based \
             >"/tmp/fio$1.out" 2>&1 &
         local fio=$!
         sleep 2
-        signal_send 0 "$2" || fail "phase $1: no signal to the target"
+        [ -z "$2" ] || signal_send 0 "$2" || fail "phase $1: no signal to the target"
         wait "$fio"
         rc=$?
         grep -E "err=|verify" "/tmp/fio$1.out" | sed "s/^/[phase$1] /"
@@ -87,14 +118,20 @@ client)
         log "phase $1: $n reconnects so far"
         [ "$1" != 1 ] || [ "$n" -ge 1 ] ||
             fail "phase 1: the host did not reconnect"
+        [ "$1" != 3 ] || [ "$n" -ge 2 ] ||
+            fail "phase 3: the host did not reconnect"
         log "phase $1: fio verified every block through the fault"
     }
     phase 1 1
     signal_send 0 2 || fail "phase 1: no signal to the target"
     phase 2 3
+    signal_send 0 4 || fail "phase 2: no signal to the target"
+    signal_send 0 5 || fail "phase 3: no signal to the target"
+    signal_wait 7 300 || fail "phase 3: the target did not arm its fault"
+    phase 3 ""
     # Before the target goes: a disconnect needs it.
     timeout 60 nvme disconnect -n "$nqn" >/dev/null || fail "nvme disconnect"
-    signal_send 0 4 || fail "phase 2: no signal to the target"
+    signal_send 0 6 || fail "phase 3: no signal to the target"
     ;;
 esac
 fail_on_kernel_warnings "kernel warnings" "hung_task|blocked for more"
