@@ -12,7 +12,9 @@
 # 2. port-flap: the target's link is down for 3 s (its port must be seen
 #    DOWN, then ACTIVE again); the host's queues either ride it out by
 #    retransmission (nvme-rdma's ACK timeout is about a second, seven
-#    retries) or fail and reconnect.
+#    retries) or fail and reconnect.  An rping (rdma_cm, data verified)
+#    runs across the flap too: it carries on or ends with an error, never
+#    hangs, and a new rping connects and verifies after it.
 # 3. cqe-corrupt on a queue of the target armed while the host is idle,
 #    so that the queue's next completion is the receive of a command from
 #    the SRQ (the target runs nvmet-rdma with use_srq=1 throughout): the
@@ -58,6 +60,10 @@ server)
     RNIC_HOST_CHECK_WAIT=2 rnic-host-check inject fatal
     target_back 1
     signal_wait 2 300 || fail "the host did not finish phase 1"
+    # Phase 2's rping server, for every connection until it is killed.
+    timeout 300 rping -s -P -a "$RNIC_DATA_IP4" -p "$(test_port 8)" -V -S 4096 \
+        >/tmp/rping-s.out 2>&1 &
+    rping_srv=$!
     signal_wait 3 300 || fail "the host did not start phase 2"
     sleep 3
     RNIC_HOST_CHECK_WAIT=0 rnic-host-check inject port-flap down-ms=3000
@@ -74,6 +80,10 @@ server)
     grep -q ACTIVE "$port" || fail "the port did not come back: $(cat "$port")"
     log "port-flap: the port went DOWN and came back ACTIVE"
     signal_wait 4 300 || fail "the host did not finish phase 2"
+    kill "$rping_srv" 2>/dev/null
+    wait "$rping_srv"
+    grep -qi "mismatch\|invalid data" /tmp/rping-s.out &&
+        fail "phase 2: the rping server saw data that did not verify"
     signal_wait 5 300 || fail "the host did not get idle for phase 3"
     # Every RC QP here is nvmet-rdma's; none has a command outstanding.
     qpn=$(rdma resource show qp link "$RNIC_IBDEV/1" 2>/dev/null |
@@ -124,7 +134,28 @@ client)
     }
     phase 1 1
     signal_send 0 2 || fail "phase 1: no signal to the target"
+    # An rping across the flap, with no end of its own.
+    rping_args=(-c -a "$RNIC_PEER_DATA_IP4" -p "$(test_port 8)" -V -S 4096)
+    rnic-retry 10 1 timeout 5 rping "${rping_args[@]}" -C 1 >/dev/null 2>&1 ||
+        fail "phase 2: no rping to the target"
+    timeout 300 rping "${rping_args[@]}" >/tmp/rping-c.out 2>&1 &
+    rping_cli=$!
+    sleep 1
     phase 2 3
+    if kill -0 "$rping_cli" 2>/dev/null; then
+        log "phase 2: rping carried on through the flap"
+        kill "$rping_cli"
+        wait "$rping_cli"
+    else
+        wait "$rping_cli"
+        rc=$?
+        [ "$rc" != 124 ] || fail "phase 2: rping hung"
+        log "phase 2: rping ended with status $rc in the flap: $(tail -1 /tmp/rping-c.out)"
+    fi
+    grep -qi "mismatch\|invalid data" /tmp/rping-c.out && fail "phase 2: rping data did not verify"
+    rnic-retry 10 1 timeout 60 rping "${rping_args[@]}" -C 20 >/tmp/rping-c2.out 2>&1 ||
+        fail "phase 2: rping after the flap: $(tail -3 /tmp/rping-c2.out)"
+    log "phase 2: a new rping connected and verified 20 rounds after the flap"
     signal_send 0 4 || fail "phase 2: no signal to the target"
     signal_send 0 5 || fail "phase 3: no signal to the target"
     signal_wait 7 300 || fail "phase 3: the target did not arm its fault"

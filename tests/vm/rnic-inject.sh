@@ -8,7 +8,9 @@
 #    status, and the next run, the fault spent, must verify every byte.
 # 2. irq-drop: the next MSI-X message is not sent; ibv_rc_pingpong -e,
 #    which sleeps on completion events, must still verify every byte, and
-#    the driver's watchdog must count the recovery (irq_recovered).
+#    the driver's watchdog must count the recovery (irq_recovered).  Then
+#    three messages are lost under a streaming ib_send_bw -e, which must
+#    finish, with the watchdog's count up again.
 # 3. fatal: the device posts its fatal event and stops; the driver must
 #    reset it, raise IB_EVENT_DEVICE_FATAL, and bring the device back by
 #    itself as a new RDMA device, on which a ping-pong verifies.
@@ -22,10 +24,14 @@
 #    rping must then connect and verify.
 # 6. gid-change: the device changes, then drops, the GID entry the tests
 #    use; the driver must set it back from the stack's table each time
-#    (hw_counters/gid_restored) and a ping-pong must verify.
+#    (hw_counters/gid_restored) and a ping-pong must verify.  Then once
+#    more under a running rping (rdma_cm): it carries on or ends with an
+#    error, never hangs, and a new rping connects and verifies.
 # 7. fatal under ib_write_bw: the streaming program must end with an
 #    error, not hang, and a second ib_write_bw must run on the recovered
 #    device.
+# 8. cmd-stall under ib_write_bw: the same, through the command timeout
+#    the program's teardown runs into.
 # No kernel warning, BUG, oops or hung task at any point.
 # vmlaunch: -n 1 --rnic --timeout 600
 set -u
@@ -80,6 +86,20 @@ grep -q "invalid data" /tmp/server.out /tmp/client.out &&
 after=$(counter irq_recovered)
 log "irq-drop: irq_recovered $before -> $after"
 [ "$after" -gt "$before" ] || fail "irq-drop: the watchdog recovered nothing"
+# ... and three under ib_send_bw -e, which streams and sleeps on events.
+before=$after
+timeout 120 ib_send_bw -d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -e -F -n 2000 \
+    -s 4096 -p "$(test_port 6)" >/tmp/sbw-s.out 2>&1 &
+sbw_srv=$!
+wait_listen "$(test_port 6)" || fail "ib_send_bw did not listen"
+RNIC_HOST_CHECK_WAIT=1 rnic-host-check inject irq-drop count=3
+timeout 120 ib_send_bw -d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -e -F -n 2000 \
+    -s 4096 -p "$(test_port 6)" 127.0.0.1 >/tmp/sbw-c.out 2>&1 ||
+    fail "irq-drop: ib_send_bw -e failed: $(tail -3 /tmp/sbw-c.out)"
+wait "$sbw_srv" || fail "irq-drop: ib_send_bw -e server failed: $(tail -3 /tmp/sbw-s.out)"
+after=$(counter irq_recovered)
+log "irq-drop under ib_send_bw -e: irq_recovered $before -> $after"
+[ "$after" -gt "$before" ] || fail "irq-drop: the watchdog recovered nothing under ib_send_bw"
 
 # wait_recovered WHY: the driver logs the recovery, then the device is
 # configured as at boot.
@@ -143,9 +163,45 @@ good_pingpong "after the device changed GID $RNIC_GID_INDEX"
 RNIC_HOST_CHECK_WAIT=2 rnic-host-check inject gid-change \
     index="$RNIC_GID_INDEX" remove=true
 good_pingpong "after the device dropped GID $RNIC_GID_INDEX"
+# ... and under rdma_cm: the entry rping's connection uses changes while
+# rping runs; rping must carry on through it or end with an error, never
+# hang, and the entry must be back for the next connection.
+timeout 120 rping -s -a "$RNIC_RNIC_IP4" -p "$(test_port 5)" -V -S 4096 \
+    >/tmp/rping-gs.out 2>&1 &
+gid_srv=$!
+sleep 1
+timeout 120 rping -c -a "$RNIC_RNIC_IP4" -p "$(test_port 5)" -V -S 4096 \
+    >/tmp/rping-gc.out 2>&1 &
+gid_cli=$!
+sleep 2
+kill -0 "$gid_cli" 2>/dev/null ||
+    fail "gid-change: rping ended before the change: $(tail -3 /tmp/rping-gc.out)"
+RNIC_HOST_CHECK_WAIT=1 rnic-host-check inject gid-change \
+    index="$RNIC_GID_INDEX" gid=::ffff:192.0.2.98
+sleep 3
+if kill -0 "$gid_cli" 2>/dev/null; then
+    log "gid-change under rping: rping carried on through the change"
+    kill "$gid_cli"
+    wait "$gid_cli"
+else
+    wait "$gid_cli"
+    rc=$?
+    [ "$rc" != 124 ] || fail "gid-change: rping hung"
+    grep -q "invalid data\|data mismatch" /tmp/rping-gc.out &&
+        fail "gid-change: rping got wrong data"
+    log "gid-change under rping: rping ended with status $rc: $(tail -1 /tmp/rping-gc.out)"
+fi
+kill "$gid_srv" 2>/dev/null
+wait "$gid_srv"
+grep -qi "mismatch\|invalid data" /tmp/rping-gs.out /tmp/rping-gc.out &&
+    fail "gid-change: rping data did not verify"
+rping_pair
+[ "$rping_rc" = 0 ] && [ "$rping_srv_rc" = 0 ] ||
+    fail "gid-change: rping after the change failed: $(cat /tmp/rping-s.out /tmp/rping-c.out)"
+log "gid-change: rping connected and verified after the change"
 after=$(counter gid_restored)
 log "gid-change: gid_restored $before -> $after"
-[ $((after - before)) -eq 2 ] || fail "gid-change: the driver restored $((after - before)) entries, not 2"
+[ $((after - before)) -eq 3 ] || fail "gid-change: the driver restored $((after - before)) entries, not 3"
 # 7. A fatal error under a streaming ib_write_bw.
 bw_pair() {
     local args=(-d "$RNIC_IBDEV" -x "$RNIC_GID_INDEX" -F -s 65536 -D "$1"
@@ -156,23 +212,34 @@ bw_pair() {
     timeout 90 ib_write_bw "${args[@]}" 127.0.0.1 >/tmp/bw-c.out 2>&1 &
     bw_client=$!
 }
-dmesg -C
-bw_pair 20
-sleep 6
-RNIC_HOST_CHECK_WAIT=1 rnic-host-check inject fatal
-wait "$bw_client"
-bw_crc=$?
-wait "$bw_server"
-bw_src=$?
-log "fatal under ib_write_bw: client exited $bw_crc, server $bw_src"
-[ "$bw_crc" != 124 ] && [ "$bw_src" != 124 ] ||
-    fail "ib_write_bw hung after the fatal error"
+# bw_fault FAULT SECONDS WHY: FAULT injected SECONDS into a 20 s (fatal)
+# or 4 s run; neither side may hang, the driver must log WHY and recover,
+# and a second ib_write_bw must run.  Sets bw_crc and bw_src.
+bw_fault() {
+    dmesg -C
+    bw_pair "$([ "$1" = fatal ] && echo 20 || echo 4)"
+    sleep "$2"
+    RNIC_HOST_CHECK_WAIT=1 rnic-host-check inject "$1"
+    wait "$bw_client"
+    bw_crc=$?
+    wait "$bw_server"
+    bw_src=$?
+    log "$1 under ib_write_bw: client exited $bw_crc, server $bw_src"
+    [ "$bw_crc" != 124 ] && [ "$bw_src" != 124 ] ||
+        fail "ib_write_bw hung after $1"
+    wait_recovered "$3"
+    bw_pair 3
+    wait "$bw_client" || fail "ib_write_bw after $1: $(tail -3 /tmp/bw-c.out)"
+    wait "$bw_server" || fail "ib_write_bw server after $1: $(tail -3 /tmp/bw-s.out)"
+    log "$1 under ib_write_bw: the device came back, ib_write_bw ran again"
+}
+bw_fault fatal 6 "command queue dead (device fatal event)"
 [ "$bw_crc" != 0 ] || [ "$bw_src" != 0 ] ||
     fail "ib_write_bw did not notice the fatal error"
-wait_recovered "command queue dead (device fatal event)"
-bw_pair 3
-wait "$bw_client" || fail "ib_write_bw after the recovery: $(tail -3 /tmp/bw-c.out)"
-wait "$bw_server" || fail "ib_write_bw server after the recovery: $(tail -3 /tmp/bw-s.out)"
-log "fatal under ib_write_bw: it failed, the device came back, ib_write_bw ran again"
+# 8. A command stall under a streaming ib_write_bw: the data path needs
+#    no command, so the stall shows when the program's teardown destroys
+#    its objects; that command times out, the device is reset and comes
+#    back, and neither side may hang.
+bw_fault cmd-stall 2 "command queue dead (timeout)"
 fail_on_kernel_warnings "kernel warnings during the injected faults" "hung_task|blocked for more"
 log "OK: injected faults reached the verbs program and the driver, and both recovered"
