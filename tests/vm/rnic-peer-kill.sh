@@ -15,10 +15,22 @@
 # iSCSI logout) must not hang, and neither may any task: the kernel log
 # stays free of warnings and rnic errors.  Then the rnic still works: a loopback
 # ib_write_bw over rnic0 moves data.
+#
+# With RNIC_PEER_FAULT=fatal (nfs and iser) VM 0 stays up and the host
+# injects a fatal error into its rnic instead: its driver resets the
+# device and brings it back as a new one, which the ULP's target may or
+# may not listen on again.  fio (40 s, every block checked) must then
+# either carry on to its end with no bad block or fail with an I/O
+# error; nothing may hang or warn on either side.
 # vmlaunch: -n 2 --rnic --timeout 600
 set -u
 ulp=${RNIC_ULP:-nvme}
-. rnic-test-lib "rnic-peer-kill-$ulp"
+fault=${RNIC_PEER_FAULT:-power}
+if [ "$fault" = power ]; then
+    . rnic-test-lib "rnic-peer-kill-$ulp"
+else
+    . rnic-test-lib "rnic-peer-$fault-$ulp"
+fi
 nqn=rnic-nvmet
 mnt=/mnt/nfs
 
@@ -32,6 +44,20 @@ target() {
     esac || fail "target set-up"
     signal_send peer 1 ready || fail "host unreachable"
     signal_wait 2 300 >/dev/null || fail "the host never started I/O"
+    if [ "$fault" = fatal ]; then
+        dmesg -C
+        RNIC_HOST_CHECK_WAIT=2 rnic-host-check inject fatal
+        for _ in $(seq 1 150); do
+            dmesg | grep -q "recovered from a fatal error" && break
+            sleep 0.2
+        done
+        dmesg | grep -q "recovered from a fatal error" ||
+            fail "the target's device did not come back"
+        log "the target's device came back after the fatal error"
+        signal_wait 3 600 >/dev/null || fail "the host did not finish"
+        fail_on_kernel_warnings "kernel warnings on the target" "hung_task|blocked for more"
+        return 0
+    fi
     # Report success now: nothing runs after the power goes.
     echo "RNIC-EXIT-STATUS=0"
     sleep 0.2
@@ -103,6 +129,44 @@ detach() {
     esac
 }
 
+# host_fault: the ULP through a fatal error of the target's device: fio
+# carries on to its end with every block verified, or fails with an
+# I/O error; either way the ULP is given up without a hang.
+host_fault() {
+    local fio_pid rc t0
+    signal_wait 1 300 >/dev/null || fail "the target never got ready"
+    attach
+    fio --name=busy --filename="$target" --direct=1 --ioengine=libaio \
+        --rw=randwrite --bs=4k --iodepth=16 --size=32m --runtime=40 --time_based \
+        --verify=crc32c --verify_backlog=64 >/tmp/fio.out 2>&1 &
+    fio_pid=$!
+    sleep 5
+    kill -0 "$fio_pid" 2>/dev/null || fail "fio ended early: $(tail -5 /tmp/fio.out)"
+    signal_send peer 2 go || fail "target unreachable"
+    t0=$(date +%s)
+    for _ in $(seq 1 1500); do
+        kill -0 "$fio_pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    kill -0 "$fio_pid" 2>/dev/null && fail "fio still runs $(( $(date +%s) - t0 )) s after the fault"
+    wait "$fio_pid"
+    rc=$?
+    grep -E "err=|verify" /tmp/fio.out | head -5
+    grep -qE "verify: bad|bad magic" /tmp/fio.out && fail "fio read back a bad block"
+    if [ "$rc" = 0 ]; then
+        log "fio carried on through the target's fatal error, every block verified"
+    else
+        grep -qiE "error|err=" /tmp/fio.out || fail "fio failed ($rc) with no I/O error"
+        log "fio failed cleanly with an I/O error ($rc) $(( $(date +%s) - t0 )) s after the fault"
+    fi
+    detach
+    signal_send peer 3 done || fail "target unreachable at the end"
+    rnic-dmesg-check || fail "kernel warnings or rnic errors"
+    if dmesg | grep -E "INFO: task|hung_task"; then
+        fail "hung tasks"
+    fi
+}
+
 host() {
     local fio_pid t0 t1 t2 rc seen st
     signal_wait 1 300 >/dev/null || fail "the target never got ready"
@@ -159,9 +223,10 @@ host() {
 }
 
 case $ulp in nvme|nfs|iser) ;; *) fail "unknown RNIC_ULP $ulp" ;; esac
+case $fault in power|fatal) ;; *) fail "unknown RNIC_PEER_FAULT $fault" ;; esac
 case $(role) in
 server) target ;;
-client) host ;;
+client) if [ "$fault" = fatal ]; then host_fault; else host; fi ;;
 *) exit 0 ;;
 esac
 log "OK on $(hostname)"
