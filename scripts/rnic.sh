@@ -117,21 +117,46 @@ do_plain_image() {
     run_step "$suite guest image" "image-$suite" step_plain_final "$suite"
 }
 
+# guest_bases [--dkms] SUITE...: the test image's base system, the plain
+# guests' of SUITEs and, with --dkms, the dkms check's chroot and kernel
+# headers, side by side: each mostly waits for the network and the disk.
 guest_bases() {
-    local suite
-    step_image_base
+    local pids=() what=() suite i rc=0 dkms=""
+    if [ "${1:-}" = --dkms ]; then
+        dkms=1
+        shift
+    fi
+    step_image_base &
+    pids+=("$!")
+    what+=("the test image's base system")
     for suite in "$@"; do
-        step_plain_base "$suite"
+        step_plain_base "$suite" >"$LOGS/image-base-$suite.log" 2>&1 &
+        pids+=("$!")
+        what+=("$suite's base system, see $(rel "$LOGS/image-base-$suite.log")")
     done
+    if [ -n "$dkms" ]; then
+        "$RNIC_ROOT/scripts/dkms-check.sh" fetch >"$LOGS/dkms-fetch.log" 2>&1 &
+        pids+=("$!")
+        what+=("the dkms check's headers, see $(rel "$LOGS/dkms-fetch.log")")
+    fi
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || { echo "failed: ${what[$i]}"; rc=1; }
+    done
+    return "$rc"
 }
 
-# do_build [SUITE...]: everything, and the plain guests of SUITEs.
+# do_build [--dkms] [SUITE...]: everything, the plain guests of SUITEs,
+# and with --dkms what the dkms check needs.
 do_build() {
     do_deps
+    # The dkms check's host part uses apt, which the background must not
+    # do beside the foreground's apt-get source.
+    [ "${1:-}" != --dkms ] || run_step "kernel headers of the host" host-headers ensure_host_kernel_headers
     # The guests' base systems need nothing QEMU or rdma-core make, and
     # debootstrap mostly waits for the network and the disk: it runs
     # beside their builds, which keep both cores busy.
     run_step_start "guest base systems (debootstrap)" image-base guest_bases "$@"
+    [ "${1:-}" != --dkms ] || shift
     do_qemu
     do_rdma_core
     run_step_wait
@@ -255,7 +280,7 @@ cmd_test() {
     local started
     started=$(date +%s)
     # shellcheck disable=SC2086
-    do_build $PLAIN_SUITES
+    do_build --dkms $PLAIN_SUITES
     do_fetch_dkms
     run_step "meson setup" meson-setup meson_setup
     # Tests that build the module run side by side: install what they
