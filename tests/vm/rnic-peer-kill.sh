@@ -16,20 +16,23 @@
 # stays free of warnings and rnic errors.  Then the rnic still works: a loopback
 # ib_write_bw over rnic0 moves data.
 #
-# With RNIC_PEER_FAULT=fatal (nfs and iser) VM 0 stays up and the host
-# injects a fatal error into its rnic instead: its driver resets the
-# device and brings it back as a new one, which the ULP's target may or
-# may not listen on again.  fio (40 s, every block checked) must then
-# either carry on to its end with no bad block or fail with an I/O
-# error; nothing may hang or warn on either side.
+# With RNIC_PEER_FAULT=fatal VM 0 stays up and the host injects a fatal
+# error into its rnic instead: its driver resets the device and brings it
+# back as a new one, which a ULP's target may or may not listen on again.
+# RNIC_ULP may then name several ULPs ("nfs,iser"), all at once on one
+# fault.  Each fio (40 s, every block checked) must either carry on to
+# its end with no bad block or fail with an I/O error; nothing may hang
+# or warn on either side.
 # vmlaunch: -n 2 --rnic --timeout 600
 set -u
-ulp=${RNIC_ULP:-nvme}
+ulps=${RNIC_ULP:-nvme}
+ulps=${ulps//,/ }
+ulp=${ulps%% *}
 fault=${RNIC_PEER_FAULT:-power}
 if [ "$fault" = power ]; then
     . rnic-test-lib "rnic-peer-kill-$ulp"
 else
-    . rnic-test-lib "rnic-peer-$fault-$ulp"
+    . rnic-test-lib "rnic-peer-$fault-${ulps// /-}"
 fi
 nqn=rnic-nvmet
 mnt=/mnt/nfs
@@ -37,11 +40,13 @@ mnt=/mnt/nfs
 # ---- VM 0: the target, until the power goes ---------------------------------
 
 target() {
-    case $ulp in
-        nvme) rnic-nvmet up "$RNIC_DATA_IP4" 64 ;;
-        nfs) rnic-nfs-server up "$RNIC_PEER_DATA_IP4" 256m ;;
-        iser) rnic-iser target "$RNIC_DATA_IP4" ;;
-    esac || fail "target set-up"
+    for ulp in $ulps; do
+        case $ulp in
+            nvme) rnic-nvmet up "$RNIC_DATA_IP4" 64 ;;
+            nfs) rnic-nfs-server up "$RNIC_PEER_DATA_IP4" 256m ;;
+            iser) rnic-iser target "$RNIC_DATA_IP4" ;;
+        esac || fail "$ulp target set-up"
+    done
     signal_send peer 1 ready || fail "host unreachable"
     signal_wait 2 300 >/dev/null || fail "the host never started I/O"
     if [ "$fault" = fatal ]; then
@@ -129,37 +134,53 @@ detach() {
     esac
 }
 
-# host_fault: the ULP through a fatal error of the target's device: fio
-# carries on to its end with every block verified, or fails with an
-# I/O error; either way the ULP is given up without a hang.
+# host_fault: every ULP of $ulps through one fatal error of the target's
+# device: each fio carries on to its end with every block verified, or
+# fails with an I/O error; either way each ULP is given up without a
+# hang.
 host_fault() {
-    local fio_pid rc t0
+    local pids=() rc t0 u running
     signal_wait 1 300 >/dev/null || fail "the target never got ready"
-    attach
-    fio --name=busy --filename="$target" --direct=1 --ioengine=libaio \
-        --rw=randwrite --bs=4k --iodepth=16 --size=32m --runtime=40 --time_based \
-        --verify=crc32c --verify_backlog=64 >/tmp/fio.out 2>&1 &
-    fio_pid=$!
+    for ulp in $ulps; do
+        attach
+        fio --name="busy-$ulp" --filename="$target" --direct=1 --ioengine=libaio \
+            --rw=randwrite --bs=4k --iodepth=16 --size=32m --runtime=40 --time_based \
+            --verify=crc32c --verify_backlog=64 >"/tmp/fio-$ulp.out" 2>&1 &
+        pids+=("$!")
+    done
     sleep 5
-    kill -0 "$fio_pid" 2>/dev/null || fail "fio ended early: $(tail -5 /tmp/fio.out)"
+    for u in "${!pids[@]}"; do
+        kill -0 "${pids[$u]}" 2>/dev/null || fail "fio ended early: $(tail -5 /tmp/fio-*.out)"
+    done
     signal_send peer 2 go || fail "target unreachable"
     t0=$(date +%s)
     for _ in $(seq 1 1500); do
-        kill -0 "$fio_pid" 2>/dev/null || break
+        running=""
+        for u in "${!pids[@]}"; do
+            kill -0 "${pids[$u]}" 2>/dev/null && running=1
+        done
+        [ -n "$running" ] || break
         sleep 0.2
     done
-    kill -0 "$fio_pid" 2>/dev/null && fail "fio still runs $(( $(date +%s) - t0 )) s after the fault"
-    wait "$fio_pid"
-    rc=$?
-    grep -E "err=|verify" /tmp/fio.out | head -5
-    grep -qE "verify: bad|bad magic" /tmp/fio.out && fail "fio read back a bad block"
-    if [ "$rc" = 0 ]; then
-        log "fio carried on through the target's fatal error, every block verified"
-    else
-        grep -qiE "error|err=" /tmp/fio.out || fail "fio failed ($rc) with no I/O error"
-        log "fio failed cleanly with an I/O error ($rc) $(( $(date +%s) - t0 )) s after the fault"
-    fi
-    detach
+    [ -z "$running" ] || fail "fio still runs $(( $(date +%s) - t0 )) s after the fault"
+    u=0
+    for ulp in $ulps; do
+        wait "${pids[$u]}"
+        rc=$?
+        u=$((u + 1))
+        grep -E "err=|verify" "/tmp/fio-$ulp.out" | head -5
+        grep -qE "verify: bad|bad magic" "/tmp/fio-$ulp.out" && fail "$ulp: fio read back a bad block"
+        if [ "$rc" = 0 ]; then
+            log "$ulp: fio carried on through the target's fatal error, every block verified"
+        else
+            grep -qiE "error|err=" "/tmp/fio-$ulp.out" || fail "$ulp: fio failed ($rc) with no I/O error"
+            log "$ulp: fio failed cleanly with an I/O error ($rc)"
+        fi
+    done
+    log "every fio ended $(( $(date +%s) - t0 )) s after the fault"
+    for ulp in $ulps; do
+        detach
+    done
     signal_send peer 3 done || fail "target unreachable at the end"
     rnic-dmesg-check || fail "kernel warnings or rnic errors"
     if dmesg | grep -E "INFO: task|hung_task"; then
@@ -222,8 +243,11 @@ host() {
     log "loopback traffic over $RNIC_IBDEV still flows"
 }
 
-case $ulp in nvme|nfs|iser) ;; *) fail "unknown RNIC_ULP $ulp" ;; esac
+for u in $ulps; do
+    case $u in nvme|nfs|iser) ;; *) fail "unknown RNIC_ULP $u" ;; esac
+done
 case $fault in power|fatal) ;; *) fail "unknown RNIC_PEER_FAULT $fault" ;; esac
+[ "$fault" = fatal ] || [ "$ulps" = "$ulp" ] || fail "one RNIC_ULP at a time when the power goes"
 case $(role) in
 server) target ;;
 client) if [ "$fault" = fatal ]; then host_fault; else host; fi ;;
