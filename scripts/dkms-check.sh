@@ -89,7 +89,7 @@ EOF
 
 # A package's Depends in the chroot's archive: apt_depends PKG VERSION.
 apt_depends() {
-    ch apt-cache show "$1=$2" | sed -n 's/^Depends: //p' | head -n1
+    ch apt-cache show "$1=$2" | sed -n 's/^Depends: //p' | sed -n 1p
 }
 
 # kernel_entry LABEL SUITE VERSION: the line of $KLIST for the kernel of
@@ -97,12 +97,12 @@ apt_depends() {
 # package and the packages holding the headers.
 kernel_entry() {
     local label=$1 suite=$2 ver=$3 hdr deps cc common kbuild
-    hdr=$(apt_depends linux-headers-amd64 "$ver" | grep -o 'linux-headers-[^ ,]*' | head -n1)
+    hdr=$(apt_depends linux-headers-amd64 "$ver" | grep -o 'linux-headers-[^ ,]*' | sed -n 1p)
     [ -n "$hdr" ] || { say "no headers package behind linux-headers-amd64 $ver" >&2; return 1; }
     deps=$(apt_depends "$hdr" "$ver")
-    common=$(grep -o 'linux-headers-[^ ,]*-common' <<<"$deps" | head -n1)
-    kbuild=$(grep -o 'linux-kbuild-[^ ,]*' <<<"$deps" | head -n1)
-    cc=$(grep -Eo 'gcc-[0-9]+(-for-host)?' <<<"$deps" | head -n1)
+    common=$(grep -o 'linux-headers-[^ ,]*-common' <<<"$deps" | sed -n 1p)
+    kbuild=$(grep -o 'linux-kbuild-[^ ,]*' <<<"$deps" | sed -n 1p)
+    cc=$(grep -Eo 'gcc-[0-9]+(-for-host)?' <<<"$deps" | sed -n 1p)
     if [ -z "$common" ] || [ -z "$kbuild" ] || [ -z "$cc" ]; then
         say "unexpected dependencies of $hdr: $deps" >&2
         return 1
@@ -201,18 +201,18 @@ do_fetch() {
 
 # dkms_conf KEY: a value of guest-driver/kernel/dkms.conf.
 dkms_conf() {
-    sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}.*/\1/p" "$KMOD/dkms.conf" | head -n1
+    sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}.*/\1/p" "$KMOD/dkms.conf" | sed -n 1p
 }
 
 # report RELEASE WHAT DIR SECONDS RC: one line for a build, and its log
 # when it failed.  DIR is the dkms tree's $name/$version.
 report() {
     local kver=$1 what=$2 dir=$3 secs=$4 rc=$5 ko vm log warn
-    ko=$(find "$dir/$kver" -name "$NAME.ko*" 2>/dev/null | head -n1 || true)
+    ko=$(find "$dir/$kver" -name "$NAME.ko*" 2>/dev/null | sed -n 1p || true)
     if [ "$rc" = 0 ] && [ -n "$ko" ]; then
         vm=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
         if [ "${vm%% *}" = "$kver" ]; then
-            log=$(find "$dir/$kver" -name make.log 2>/dev/null | head -n1 || true)
+            log=$(find "$dir/$kver" -name make.log 2>/dev/null | sed -n 1p || true)
             warn=$(grep -s 'warning:' "$log" || true)
             say "OK   $kver ($what): $(basename "$ko") in ${secs}s, $(grep -c . <<<"$warn" || true) warning(s)"
             [ -z "$warn" ] || printf '%s\n' "$warn" | sed 's/^/    /'
@@ -242,7 +242,7 @@ build_host() {
         nice dkms build -m "$NAME" -v "$VER" -k "$kver" --kernelsourcedir "/usr/src/linux-headers-$kver" \
             --sourcetree "$h/source" --dkmstree "$h/dkms" >>"$h/dkms.log" 2>&1 || rc=$?
     [ "$rc" = 0 ] || tail -n 20 "$h/dkms.log"
-    cc=$(dpkg-query -W -f='${Depends}' "linux-headers-$kver" | grep -Eo 'gcc-[0-9]+' | head -n1)
+    cc=$(dpkg-query -W -f='${Depends}' "linux-headers-$kver" | grep -Eo 'gcc-[0-9]+' | sed -n 1p)
     report "$kver" "bookworm linux-headers-amd64 $v, $cc, host dkms $(dkms --version | sed 's/dkms-//')" \
         "$h/dkms/$NAME/$VER" "$((SECONDS - t))" "$rc"
 }

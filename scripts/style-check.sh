@@ -44,7 +44,7 @@ kernel_checkpatch() {
     if [ ! -x "$dir/scripts/checkpatch.pl" ]; then
         mkdir -p "$dir" "$cache/debs"
         (cd "$cache/debs" && timeout 600 apt-get download -q linux-source-6.1 >/dev/null)
-        deb=$(ls -t "$cache"/debs/linux-source-6.1_*.deb | head -n1)
+        deb=$(ls -t "$cache"/debs/linux-source-6.1_*.deb | sed -n 1p)
         dpkg-deb --fsys-tarfile "$deb" |
             tar -xO --wildcards './usr/src/linux-source-6.1.tar.xz' |
             tar -xJ -C "$dir" --strip-components=1 --wildcards \

@@ -38,4 +38,4 @@ work=$prefix/run
 if grep -o -- '-L [^ ]*' "$work/launcher.log" | grep -v -- "-L $prefix/share/qemu\$"; then
     fail "the VMs were given firmware from outside the prefix"
 fi
-echo "installed-qemu: OK: $("$prefix/bin/qemu-system-x86_64" --version | head -n1), installed in a prefix of its own"
+echo "installed-qemu: OK: $("$prefix/bin/qemu-system-x86_64" --version | sed -n 1p), installed in a prefix of its own"

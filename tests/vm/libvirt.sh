@@ -162,8 +162,8 @@ EOF
     for n in "${names[@]}"; do
         info=$("${virsh[@]}" qemu-monitor-command --hmp "$n" 'info rnic') ||
             fail "$n: info rnic through virsh"
-        echo "$info" | head -n 12
-        rx=$(grep -o '\brx_pkts [0-9]*' <<<"$info" | head -n1 | cut -d' ' -f2)
+        echo "$info" | sed -n 1,12p
+        rx=$(grep -o '\brx_pkts [0-9]*' <<<"$info" | sed -n 1p | cut -d' ' -f2)
         [ -n "$rx" ] && [ "$rx" -gt 0 ] || fail "$n: info rnic shows no received packets"
     done
     if [ "$seg" = bridge ]; then
