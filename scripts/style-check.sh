@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# style-check.sh qemu|kernel|sparse
+# style-check.sh qemu|kernel|sparse|shell
 #
 # What upstream reviewers run first, run here as tests:
 #   qemu    QEMU's scripts/checkpatch.pl on patches/qemu and, as files, on
@@ -11,7 +11,11 @@
 #           warning or check.  The device ABI header copy is QEMU-styled
 #           and left out (docs/upstreaming.md);
 #   sparse  the module built with sparse (make C=2) against the host's
-#           kernel headers: no sparse report.
+#           kernel headers: no sparse report;
+#   shell   every shell script parses (bash -n), and none that sets
+#           pipefail pipes into head: head leaves early, the writer dies
+#           of SIGPIPE and pipefail turns that into a failure that comes
+#           and goes with the size of the output.
 # The kernel's checkpatch comes from Debian's linux-source-6.1 package
 # (three files of it, kept in .cache/tools).
 
@@ -88,10 +92,23 @@ check_sparse() {
     fi
 }
 
+check_shell() {
+    local f n=0 bad
+    while IFS= read -r f; do
+        n=$((n + 1))
+        bash -n "$f" || fail=1
+        grep -q 'pipefail' "$f" || continue
+        bad=$(grep -nE '\|[[:space:]]*head([[:space:]]|$)' "$f" | grep -vE '^[0-9]+:[[:space:]]*#' || true)
+        [ -z "$bad" ] || { echo "$f: pipes into head under pipefail:"; echo "$bad"; fail=1; }
+    done < <(cd "$top" && git ls-files '*.sh' | sed "s|^|$top/|")
+    note "shell: $n scripts checked"
+}
+
 case ${1:-} in
     qemu) check_qemu ;;
+    shell) check_shell ;;
     kernel) check_kernel ;;
     sparse) check_sparse ;;
-    *) echo "usage: $0 qemu|kernel|sparse" >&2; exit 2 ;;
+    *) echo "usage: $0 qemu|kernel|sparse|shell" >&2; exit 2 ;;
 esac
 exit $fail
