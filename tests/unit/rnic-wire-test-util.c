@@ -247,3 +247,26 @@ int test_report(const char *name)
     printf("%s: all %u checks passed\n", name, test_checks);
     return 0;
 }
+
+int test_main(int argc, char **argv, const TestGroup *groups, size_t n)
+{
+    size_t i;
+    int a;
+
+    for (a = 1; a < argc; a++) {
+        for (i = 0; i < n && strcmp(argv[a], groups[i].name); i++) {
+            continue;
+        }
+        if (i == n) {
+            fprintf(stderr, "unknown test group '%s'\n", argv[a]);
+            return 2;
+        }
+        groups[i].fn();
+    }
+    if (argc < 2) {
+        for (i = 0; i < n; i++) {
+            groups[i].fn();
+        }
+    }
+    return test_report(argv[argc - 1]);
+}

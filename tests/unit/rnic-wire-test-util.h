@@ -81,4 +81,12 @@ void test_fill_pkt(RnicPkt *p, uint8_t opcode, int ip_ver, bool vlan,
 
 int test_report(const char *name);
 
+/* A named group of checks; test_main() runs those named, or all. */
+typedef struct TestGroup {
+    const char *name;
+    void (*fn)(void);
+} TestGroup;
+
+int test_main(int argc, char **argv, const TestGroup *groups, size_t n);
+
 #endif

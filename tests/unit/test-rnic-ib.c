@@ -327,10 +327,7 @@ static void test_seal(void)
     CHECK_EQ(rnic_ib_seal(buf, 0x7ff * 4, BUF_SIZE + 8), -1);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} groups[] = {
+static const TestGroup groups[] = {
     { "lrh", test_lrh },
     { "vcrc", test_vcrc },
     { "icrc-local", test_icrc_local },
@@ -341,25 +338,5 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    unsigned i;
-    int a;
-
-    for (a = 1; a < argc; a++) {
-        for (i = 0; i < ARRAY_SIZE(groups); i++) {
-            if (!strcmp(argv[a], groups[i].name)) {
-                groups[i].fn();
-                break;
-            }
-        }
-        if (i == ARRAY_SIZE(groups)) {
-            fprintf(stderr, "unknown test group '%s'\n", argv[a]);
-            return 2;
-        }
-    }
-    if (argc < 2) {
-        for (i = 0; i < ARRAY_SIZE(groups); i++) {
-            groups[i].fn();
-        }
-    }
-    return test_report(argv[0]);
+    return test_main(argc, argv, groups, ARRAY_SIZE(groups));
 }

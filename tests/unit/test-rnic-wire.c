@@ -1040,10 +1040,7 @@ static void test_roce_v1(void)
     CHECK_EQ(rnic_wire_frame_len(&p), -EMSGSIZE);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} groups[] = {
+static const TestGroup groups[] = {
     { "opcodes", test_opcodes },
     { "codec", test_codec },
     { "layout", test_layout },
@@ -1062,7 +1059,6 @@ static const struct {
 int main(int argc, char **argv)
 {
     unsigned i;
-    int a;
 
     for (i = 0; i < sizeof(payload_pattern); i++) {
         payload_pattern[i] = i * 7 + (i >> 8);
@@ -1070,24 +1066,5 @@ int main(int argc, char **argv)
     payload_pattern[0] = 0;
     payload_pattern[1] = 1;
     payload_pattern[2] = 2;
-
-    if (argc < 2) {
-        for (i = 0; i < ARRAY_SIZE(groups); i++) {
-            groups[i].fn();
-        }
-        return test_report(argv[0]);
-    }
-    for (a = 1; a < argc; a++) {
-        for (i = 0; i < ARRAY_SIZE(groups); i++) {
-            if (!strcmp(argv[a], groups[i].name)) {
-                groups[i].fn();
-                break;
-            }
-        }
-        if (i == ARRAY_SIZE(groups)) {
-            fprintf(stderr, "unknown test group '%s'\n", argv[a]);
-            return 2;
-        }
-    }
-    return test_report(argv[argc - 1]);
+    return test_main(argc, argv, groups, ARRAY_SIZE(groups));
 }
