@@ -5,7 +5,8 @@
 #
 # What upstream reviewers run first, run here as tests:
 #   qemu    QEMU's scripts/checkpatch.pl on patches/qemu and, as files, on
-#           hw/rnic and the rnic qtests: no error (warnings are reported);
+#           hw/rnic, the IB switch and the rnic qtests: no error (warnings
+#           are reported);
 #   kernel  the kernel's scripts/checkpatch.pl --strict on the guest
 #           driver's own sources and the uverbs uapi header: no error,
 #           warning or check.  The device ABI header copy is QEMU-styled
@@ -35,7 +36,8 @@ check_qemu() {
     done
     # Relative paths: some rules depend on where a file lives (tests/).
     cd "$top"
-    for f in hw/rnic/*.[ch] tests/qtest/rnic*.[ch] tests/qtest/libqos/rnic.[ch] \
+    for f in hw/rnic/*.[ch] contrib/rnic-ibswitch/*.[ch] \
+             tests/qtest/rnic*.[ch] tests/qtest/libqos/rnic.[ch] \
              tests/qtest/fuzz/rnic*.c; do
         out=$("$cp" --no-tree -f "$f" 2>&1) || { echo "$out"; fail=1; }
         grep -q '^total: 0 errors, 0 warnings' <<<"$out" ||
