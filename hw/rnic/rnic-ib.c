@@ -204,6 +204,23 @@ RnicIbErr rnic_ib_check(const uint8_t *pkt, size_t len, RnicLrh *lrh)
     return RNIC_IB_OK;
 }
 
+size_t rnic_ib_frame_pkt_len(const uint8_t *frame, size_t len,
+                             size_t pkt_off)
+{
+    size_t want;
+
+    if (len < pkt_off + RNIC_LRH_LEN + RNIC_VCRC_LEN) {
+        return 0;
+    }
+    want = ((frame[pkt_off + 4] & 0x7) << 8 | frame[pkt_off + 5]) * 4 +
+           RNIC_VCRC_LEN;
+    if (pkt_off + want == len ||
+        (pkt_off + want < len && len <= RNIC_IB_ETH_MIN_FRAME)) {
+        return want;
+    }
+    return 0;
+}
+
 int rnic_ib_seal(uint8_t *pkt, size_t hdr_payload, size_t size)
 {
     bool iba = rnic_lnh_is_iba(pkt[1] & 0x3);

@@ -36,6 +36,8 @@
 #define RNIC_VCRC_LEN               2
 /* Ethernet header + LRH + BTH + ICRC + VCRC: the smallest IBA frame. */
 #define RNIC_IB_MIN_FRAME           (14 + RNIC_LRH_LEN + 12 + 4 + RNIC_VCRC_LEN)
+/* Ethernet's minimum frame (no FCS): shorter frames arrive padded. */
+#define RNIC_IB_ETH_MIN_FRAME       60
 /* PktLen is 11 bits of 4-byte words. */
 #define RNIC_LRH_PKTLEN_MAX         0x7ff
 
@@ -109,6 +111,15 @@ uint32_t rnic_ib_icrc(const uint8_t *lrh, size_t len);
  * LEN, VCRC, and for IBA packets the ICRC.  Fills *LRH on success.
  */
 RnicIbErr rnic_ib_check(const uint8_t *pkt, size_t len, RnicLrh *lrh);
+
+/*
+ * The length of the IB packet in a frame of LEN bytes whose IB packet
+ * starts at PKT_OFF (after the Ethernet header): LRH.PktLen words and
+ * the VCRC.  A frame padded to the Ethernet minimum may carry more bytes
+ * than that; any other disagreement, or too short a frame, gives 0.
+ */
+size_t rnic_ib_frame_pkt_len(const uint8_t *frame, size_t len,
+                             size_t pkt_off);
 
 /*
  * Seal a packet whose LRH, headers and payload are in place: set

@@ -161,6 +161,9 @@ static const char *const rnic_wire_err_names[RNIC_WIRE_E__MAX] = {
     [RNIC_WIRE_E_PAD] = "pad count exceeds payload",
     [RNIC_WIRE_E_PAYLOAD] = "payload on opcode without payload",
     [RNIC_WIRE_E_ICRC] = "ICRC mismatch",
+    [RNIC_WIRE_E_IB_LRH] = "bad LRH or not an IBA packet",
+    [RNIC_WIRE_E_VCRC] = "VCRC mismatch",
+    [RNIC_WIRE_E_VL15] = "VL15 packet not for QP0",
 };
 
 const char *rnic_wire_err_str(RnicWireErr err)
@@ -393,12 +396,116 @@ static RnicWireErr rnic_parse_grh(const uint8_t *grh, size_t avail,
     return RNIC_WIRE_OK;
 }
 
-RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
+/*
+ * The BTH, extension headers, pad and payload of AVAIL bytes at BTH
+ * (through the ICRC): common to every link.
+ */
+static RnicWireErr rnic_parse_transport(const uint8_t *frame,
+                                        const uint8_t *bth, size_t avail,
+                                        RnicPkt *out)
 {
     const RnicOpcodeInfo *info;
+    size_t pay;
+
+    if (avail < RNIC_BTH_LEN + RNIC_ICRC_LEN) {
+        return RNIC_WIRE_E_HDR_TRUNC;
+    }
+    rnic_parse_bth(bth, &out->bth);
+    if (out->bth.tver != RNIC_BTH_TVER) {
+        return RNIC_WIRE_E_TVER;
+    }
+    info = rnic_opcode_info(out->bth.opcode);
+    if (!info) {
+        return RNIC_WIRE_E_OPCODE;
+    }
+    if (avail < (size_t)info->hdr_len + RNIC_ICRC_LEN) {
+        return RNIC_WIRE_E_HDR_TRUNC;
+    }
+    rnic_parse_ext(bth + RNIC_BTH_LEN, info->flags, out);
+
+    pay = avail - info->hdr_len - RNIC_ICRC_LEN;
+    if (out->bth.pad > pay) {
+        return RNIC_WIRE_E_PAD;
+    }
+    if (pay && !(info->flags & RNIC_OPF_PAYLOAD)) {
+        return RNIC_WIRE_E_PAYLOAD;
+    }
+    out->bth_off = bth - frame;
+    out->payload_off = out->bth_off + info->hdr_len;
+    out->payload_len = pay - out->bth.pad;
+    return RNIC_WIRE_OK;
+}
+
+/*
+ * InfiniBand: the link layer checks (LVer, PktLen, VCRC, ICRC, VL15)
+ * come first, as a port makes them before the transport sees anything.
+ */
+static RnicWireErr rnic_parse_ib(const uint8_t *frame, size_t len,
+                                 RnicPkt *out)
+{
+    static const RnicWireErr ib_err[RNIC_IB_ERR__MAX] = {
+        [RNIC_IB_ERR_SHORT] = RNIC_WIRE_E_TOO_SHORT,
+        [RNIC_IB_ERR_LVER] = RNIC_WIRE_E_IB_LRH,
+        [RNIC_IB_ERR_LEN] = RNIC_WIRE_E_IP_LEN,
+        [RNIC_IB_ERR_VCRC] = RNIC_WIRE_E_VCRC,
+        [RNIC_IB_ERR_ICRC] = RNIC_WIRE_E_ICRC,
+        [RNIC_IB_ERR_VL15] = RNIC_WIRE_E_VL15,
+    };
+    const uint8_t *pkt = frame + RNIC_ETH_HLEN, *bth;
+    size_t pkt_len = rnic_ib_frame_pkt_len(frame, len, RNIC_ETH_HLEN);
+    size_t avail, l3_len;
+    RnicIbErr ierr;
+    RnicLrh lrh;
+    RnicWireErr err;
+
+    out->ib = true;
+    out->l3_off = RNIC_ETH_HLEN;
+    if (!pkt_len) {
+        return len < RNIC_ETH_HLEN + RNIC_LRH_LEN + RNIC_VCRC_LEN ?
+               RNIC_WIRE_E_TOO_SHORT : RNIC_WIRE_E_IP_LEN;
+    }
+    ierr = rnic_ib_check(pkt, pkt_len, &lrh);
+    if (ierr != RNIC_IB_OK) {
+        return ib_err[ierr];
+    }
+    if (lrh.lnh != RNIC_LNH_IBA_LOCAL && lrh.lnh != RNIC_LNH_IBA_GLOBAL) {
+        return RNIC_WIRE_E_IB_LRH;
+    }
+    out->ib_vl = lrh.vl;
+    out->ib_sl = lrh.sl;
+    out->ib_dlid = lrh.dlid;
+    out->ib_slid = lrh.slid;
+    /* From after the LRH through the ICRC. */
+    avail = pkt_len - RNIC_LRH_LEN - RNIC_VCRC_LEN;
+    bth = pkt + RNIC_LRH_LEN;
+    if (lrh.lnh == RNIC_LNH_IBA_GLOBAL) {
+        /* rnic_parse_grh() would call this RoCE v1: undo that. */
+        err = rnic_parse_grh(bth, avail, out, &l3_len);
+        out->roce_v1 = false;
+        if (err != RNIC_WIRE_OK) {
+            return err;
+        }
+        if (l3_len != avail) {
+            return RNIC_WIRE_E_IP_LEN;
+        }
+        out->ib_grh = true;
+        bth += RNIC_GRH_LEN;
+        avail -= RNIC_GRH_LEN;
+    }
+    err = rnic_parse_transport(frame, bth, avail, out);
+    if (err != RNIC_WIRE_OK) {
+        return err;
+    }
+    out->frame_len = RNIC_ETH_HLEN + pkt_len;
+    out->icrc = rnic_ld32le(bth + avail - RNIC_ICRC_LEN);
+    return RNIC_WIRE_OK;
+}
+
+RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
+{
     const uint8_t *ip, *udp, *bth;
     size_t off = RNIC_ETH_HLEN;
-    size_t ip_hlen, ip_len, udp_len, avail, pay;
+    size_t ip_hlen, ip_len, udp_len, avail;
     uint16_t ethertype;
     RnicWireErr err;
 
@@ -419,6 +526,11 @@ RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
         out->vlan_tci = rnic_ld16be(frame + 14);
         ethertype = rnic_ld16be(frame + 16);
         off += RNIC_VLAN_HLEN;
+    }
+    if (ethertype == RNIC_ETHERTYPE_IB) {
+        /* An IB link has no VLANs: a tagged IB frame is not ours. */
+        return out->has_vlan ? RNIC_WIRE_E_NOT_IP
+                             : rnic_parse_ib(frame, len, out);
     }
     out->l3_off = off;
     ip = frame + off;
@@ -514,33 +626,10 @@ RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out)
         avail = udp_len - RNIC_UDP_HLEN;
     }
 
-    /* BTH and extension headers */
-    if (avail < RNIC_BTH_LEN + RNIC_ICRC_LEN) {
-        return RNIC_WIRE_E_HDR_TRUNC;
+    err = rnic_parse_transport(frame, bth, avail, out);
+    if (err != RNIC_WIRE_OK) {
+        return err;
     }
-    rnic_parse_bth(bth, &out->bth);
-    if (out->bth.tver != RNIC_BTH_TVER) {
-        return RNIC_WIRE_E_TVER;
-    }
-    info = rnic_opcode_info(out->bth.opcode);
-    if (!info) {
-        return RNIC_WIRE_E_OPCODE;
-    }
-    if (avail < (size_t)info->hdr_len + RNIC_ICRC_LEN) {
-        return RNIC_WIRE_E_HDR_TRUNC;
-    }
-    rnic_parse_ext(bth + RNIC_BTH_LEN, info->flags, out);
-
-    pay = avail - info->hdr_len - RNIC_ICRC_LEN;
-    if (out->bth.pad > pay) {
-        return RNIC_WIRE_E_PAD;
-    }
-    if (pay && !(info->flags & RNIC_OPF_PAYLOAD)) {
-        return RNIC_WIRE_E_PAYLOAD;
-    }
-    out->bth_off = bth - frame;
-    out->payload_off = out->bth_off + info->hdr_len;
-    out->payload_len = pay - out->bth.pad;
     out->frame_len = out->l3_off + ip_len;
 
     /* ICRC last: it is the most expensive check. */
@@ -562,6 +651,14 @@ int rnic_wire_hdr_len(const RnicPkt *p)
 
     if (!info) {
         return -EINVAL;
+    }
+    if (p->ib) {
+        /* An IB link has no VLANs. */
+        if (p->has_vlan) {
+            return -EINVAL;
+        }
+        return RNIC_ETH_HLEN + RNIC_LRH_LEN +
+               (p->ib_grh ? RNIC_GRH_LEN : 0) + info->hdr_len;
     }
     if (p->roce_v1) {
         len = RNIC_ETH_HLEN + RNIC_GRH_LEN;
@@ -598,6 +695,13 @@ int rnic_wire_frame_len(const RnicPkt *p)
     }
     total = (uint64_t)hlen + p->payload_len + rnic_pad_len(p->payload_len) +
             RNIC_ICRC_LEN;
+    if (p->ib) {
+        /* PktLen counts the words from the LRH through the ICRC. */
+        if ((total - l3_off) / 4 > RNIC_LRH_PKTLEN_MAX) {
+            return -EMSGSIZE;
+        }
+        return (int)(total + RNIC_VCRC_LEN);
+    }
     /* IPv4 total length, IPv6 and GRH payload length are all 16 bits. */
     if (total - l3_off - (p->roce_v1 || p->ip_ver == 6 ? RNIC_IPV6_HLEN : 0)
         > 0xffff) {
@@ -687,7 +791,20 @@ int rnic_wire_build_hdr(const RnicPkt *p, uint8_t *buf, size_t size)
         b += RNIC_VLAN_HLEN;
     }
 
-    if (p->roce_v1) {
+    if (p->ib) {
+        RnicLrh lrh = {
+            .vl = p->ib_vl, .sl = p->ib_sl,
+            .lnh = p->ib_grh ? RNIC_LNH_IBA_GLOBAL : RNIC_LNH_IBA_LOCAL,
+            .dlid = p->ib_dlid, .slid = p->ib_slid,
+        };
+
+        rnic_st16be(b, RNIC_ETHERTYPE_IB);
+        rnic_lrh_build(&lrh, b + 2);        /* PktLen: finalize */
+        b += 2 + RNIC_LRH_LEN;
+        if (p->ib_grh) {
+            b = rnic_build_ip6(p, RNIC_GRH_NXTHDR_IBA, b);
+        }
+    } else if (p->roce_v1) {
         rnic_st16be(b, RNIC_ETHERTYPE_ROCE_V1);
         b = rnic_build_ip6(p, RNIC_GRH_NXTHDR_IBA, b + 2);
     } else if (p->ip_ver == 4) {
@@ -709,7 +826,7 @@ int rnic_wire_build_hdr(const RnicPkt *p, uint8_t *buf, size_t size)
         b = rnic_build_ip6(p, RNIC_IPPROTO_UDP, b + 2);
     }
 
-    if (!p->roce_v1) {
+    if (!p->roce_v1 && !p->ib) {
         rnic_st16be(b, p->udp_sport);
         rnic_st16be(b + 2, RNIC_ROCE_UDP_PORT);
         rnic_st32be(b + 4, 0);              /* length, checksum: finalize */
@@ -750,6 +867,18 @@ int rnic_wire_finalize(const RnicPkt *p, uint8_t *buf, size_t size)
     ip = buf + l3_off;
     end = buf + hlen + p->payload_len;
     memset(end, 0, pad);
+    if (p->ib) {
+        /* ip is the LRH here; the GRH, if any, follows it. */
+        bth = ip + RNIC_LRH_LEN + (p->ib_grh ? RNIC_GRH_LEN : 0);
+        bth[1] = (bth[1] & ~0x30) | pad << 4;
+        if (p->ib_grh) {
+            /* PayLen: from the BTH through the ICRC. */
+            rnic_st16be(ip + RNIC_LRH_LEN + 4,
+                        end + pad + RNIC_ICRC_LEN - bth);
+        }
+        return rnic_ib_seal(ip, end + pad - ip, size - l3_off) < 0 ?
+               -EMSGSIZE : total;
+    }
     if (p->roce_v1) {
         bth = ip + RNIC_GRH_LEN;
         bth[1] = (bth[1] & ~0x30) | pad << 4;

@@ -15,6 +15,8 @@
 #ifndef HW_RNIC_RNIC_WIRE_H
 #define HW_RNIC_RNIC_WIRE_H
 
+#include "rnic-ib.h"
+
 /* ---- Ethernet / IP / UDP ---- */
 
 #define RNIC_ETH_ALEN               6
@@ -295,6 +297,19 @@ typedef struct RnicPkt {
     uint16_t udp_sport;
     uint16_t udp_dport;     /* the builder always uses RNIC_ROCE_UDP_PORT */
 
+    /*
+     * InfiniBand (rnic-ib.h): EtherType RNIC_ETHERTYPE_IB, an LRH, a GRH
+     * only when ib_grh is set (its fields are the ip_ and flow fields, as
+     * for RoCE v1), and a VCRC after the ICRC.  The builder ignores
+     * roce_v1, ip_ver and the udp_ fields of an IB packet.
+     */
+    bool ib;
+    bool ib_grh;
+    uint8_t ib_vl;
+    uint8_t ib_sl;
+    uint16_t ib_dlid;
+    uint16_t ib_slid;
+
     RnicBth bth;
     /* Only the extension headers named in opcode_info()->flags are valid. */
     RnicReth reth;
@@ -337,15 +352,19 @@ typedef enum RnicWireErr {
     RNIC_WIRE_E_PAD,            /* pad count exceeds payload */
     RNIC_WIRE_E_PAYLOAD,        /* payload on an opcode that has none */
     RNIC_WIRE_E_ICRC,           /* invariant CRC mismatch */
+    RNIC_WIRE_E_IB_LRH,         /* IB: bad LVer, or not an IBA packet */
+    RNIC_WIRE_E_VCRC,           /* IB: variant CRC mismatch */
+    RNIC_WIRE_E_VL15,           /* IB: VL15 for a QP other than QP0 */
     RNIC_WIRE_E__MAX,
 } RnicWireErr;
 
 const char *rnic_wire_err_str(RnicWireErr err);
 
 /*
- * Parse and validate a RoCE v2 or v1 frame (no FCS).  On RNIC_WIRE_OK every
- * field of @out is filled.  On RNIC_WIRE_E_ICRC the headers have been
- * fully decoded, which helps diagnostics; on other errors @out is
+ * Parse and validate a RoCE v2, RoCE v1 or InfiniBand frame (no FCS).
+ * On RNIC_WIRE_OK every field of @out is filled.  On RNIC_WIRE_E_ICRC a
+ * RoCE frame's headers have been fully decoded, which helps diagnostics
+ * (an IB frame's link checks come first); on other errors @out is
  * unspecified.  The UDP checksum is not verified: the ICRC already
  * covers the datagram, and rxe sends zero checksums even over IPv6.
  */
@@ -355,14 +374,15 @@ RnicWireErr rnic_wire_parse(const uint8_t *frame, size_t len, RnicPkt *out);
 
 /*
  * Length of the Ethernet..extension header stack for @p (uses has_vlan,
- * roce_v1, ip_ver and bth.opcode), or -EINVAL.
+ * ib, ib_grh, roce_v1, ip_ver and bth.opcode), or -EINVAL.
  */
 int rnic_wire_hdr_len(const RnicPkt *p);
 
 /*
- * Total frame length for @p including pad and ICRC, or a negative errno:
- * -EINVAL for a bad opcode/IP version or payload on a payload-less
- * opcode, -EMSGSIZE if the datagram does not fit in IP.
+ * Total frame length for @p including pad and ICRC (and an IB packet's
+ * VCRC), or a negative errno: -EINVAL for a bad opcode/IP version or
+ * payload on a payload-less opcode, -EMSGSIZE if the datagram does not
+ * fit in IP, or an IB packet in LRH.PktLen.
  */
 int rnic_wire_frame_len(const RnicPkt *p);
 
@@ -379,7 +399,8 @@ int rnic_wire_build_hdr(const RnicPkt *p, uint8_t *buf, size_t size);
  * Complete a frame started by rnic_wire_build_hdr() with the same @p:
  * zero pad bytes to a 4-byte boundary, set the BTH pad count, IP and UDP
  * lengths, the IPv4 header checksum (UDP checksum 0) or the IPv6 UDP
- * checksum, and append the ICRC.  Returns the frame length or a negative
+ * checksum, and append the ICRC; for IB set PktLen and the GRH length
+ * and append the ICRC and VCRC.  Returns the frame length or a negative
  * errno.
  */
 int rnic_wire_finalize(const RnicPkt *p, uint8_t *buf, size_t size);

@@ -145,6 +145,11 @@ static void test_vcrc(void)
 
     memset(buf, 0, sizeof(buf));
     CHECK_EQ(rnic_vcrc(buf, 0), 0);
+    /*
+     * The check value of this CRC (0x100b reflected, 0xffff in and out),
+     * as the table-driven VCRC of a packet capture card computes it.
+     */
+    CHECK_EQ(rnic_vcrc((const uint8_t *)"123456789", 9), 0x0a3d);
     CHECK_EQ(rnic_vcrc(zeros, sizeof(zeros)), ref_vcrc(zeros, sizeof(zeros)));
     for (n = 0; n < 300; n++) {
         len = test_rand(&seed) % 4200;
@@ -327,6 +332,159 @@ static void test_seal(void)
     CHECK_EQ(rnic_ib_seal(buf, 0x7ff * 4, BUF_SIZE + 8), -1);
 }
 
+
+/* ---- the codec's IB framing (rnic-wire.c) ---- */
+
+static uint8_t ib_payload[4096];
+
+/* An IB packet with every field set to something recognisable. */
+static void ib_fill(RnicPkt *p, uint8_t opcode, bool grh, uint32_t plen)
+{
+    test_fill_pkt(p, opcode, 6, false, plen);
+    p->ib = true;
+    p->ib_grh = grh;
+    p->ib_vl = 3;
+    p->ib_sl = 5;
+    p->ib_dlid = 0x0123;
+    p->ib_slid = 0x0456;
+    p->bth.resv6 = 0;
+    memset(p->eth_dst, 0xff, 6);
+}
+
+static void ib_roundtrip(uint8_t opcode, bool grh, uint32_t plen)
+{
+    uint8_t buf[BUF_SIZE];
+    RnicPkt p, q;
+    RnicLrh l;
+    int len;
+
+    ib_fill(&p, opcode, grh, plen);
+    len = rnic_wire_encode(&p, ib_payload, buf, sizeof(buf));
+    CHECK_EQ(len, rnic_wire_frame_len(&p));
+    CHECK_EQ(rnic_ld16be(buf + 12), RNIC_ETHERTYPE_IB);
+    /* The link layer alone accepts it: LRH, PktLen, VCRC, ICRC. */
+    CHECK_EQ(rnic_ib_check(buf + 14, len - 14, &l), RNIC_IB_OK);
+    CHECK_EQ(l.lnh, grh ? RNIC_LNH_IBA_GLOBAL : RNIC_LNH_IBA_LOCAL);
+    CHECK_EQ(rnic_ld32le(buf + len - 6), grh ?
+             rnic_icrc_v1(buf + 14 + 8, len - 14 - 8 - 6) :
+             ref_icrc_local(buf + 14, len - 14 - 6));
+
+    CHECK_ERR(rnic_wire_parse(buf, len, &q), RNIC_WIRE_OK);
+    CHECK(q.ib);
+    CHECK_EQ(q.ib_grh, grh);
+    CHECK(!q.roce_v1);
+    CHECK_EQ(q.ib_vl, 3);
+    CHECK_EQ(q.ib_sl, 5);
+    CHECK_EQ(q.ib_dlid, 0x0123);
+    CHECK_EQ(q.ib_slid, 0x0456);
+    CHECK_EQ(q.bth.opcode, opcode);
+    CHECK_EQ(q.bth.dqpn, p.bth.dqpn);
+    CHECK_EQ(q.bth.psn, p.bth.psn);
+    CHECK_EQ(q.bth.pad, (4 - (plen & 3)) & 3);
+    CHECK_EQ(q.payload_len, plen);
+    CHECK_EQ(q.frame_len, len);
+    CHECK_EQ(q.bth_off, 14 + 8 + (grh ? 40 : 0));
+    CHECK(!memcmp(buf + q.payload_off, ib_payload, plen));
+    if (grh) {
+        CHECK(!memcmp(q.ip_src, p.ip_src, 16));
+        CHECK(!memcmp(q.ip_dst, p.ip_dst, 16));
+        CHECK_EQ(q.flow_label, p.flow_label);
+        CHECK_EQ(q.ttl, p.ttl);
+        CHECK_EQ(q.tclass, p.tclass);
+    }
+    if (rnic_opcode_info(opcode)->flags & RNIC_HDR_DETH) {
+        CHECK_EQ(q.deth.qkey, p.deth.qkey);
+        CHECK_EQ(q.deth.src_qp, p.deth.src_qp);
+    }
+    if (rnic_opcode_info(opcode)->flags & RNIC_HDR_RETH) {
+        CHECK_EQ(q.reth.va, p.reth.va);
+        CHECK_EQ(q.reth.rkey, p.reth.rkey);
+    }
+}
+
+static void test_codec(void)
+{
+    static const uint32_t plens[] = { 0, 1, 3, 4, 256, 4096 };
+    unsigned opc, i, g;
+    size_t k;
+
+    for (k = 0; k < sizeof(ib_payload); k++) {
+        ib_payload[k] = k * 13 + 1;
+    }
+    for (opc = 0; opc < 256; opc++) {
+        const RnicOpcodeInfo *info = rnic_opcode_info(opc);
+
+        if (!info) {
+            continue;
+        }
+        for (g = 0; g < 2; g++) {
+            for (i = 0; i < ARRAY_SIZE(plens); i++) {
+                if (plens[i] && !(info->flags & RNIC_OPF_PAYLOAD)) {
+                    break;
+                }
+                ib_roundtrip(opc, g, plens[i]);
+            }
+        }
+    }
+}
+
+static void test_codec_errors(void)
+{
+    uint8_t buf[BUF_SIZE], f[BUF_SIZE];
+    RnicPkt p, q;
+    int len;
+
+    /* An ACK is shorter than Ethernet's minimum: padding is accepted. */
+    ib_fill(&p, RNIC_OPC_RC_ACKNOWLEDGE, false, 0);
+    len = rnic_wire_encode(&p, NULL, buf, sizeof(buf));
+    CHECK(len < RNIC_IB_ETH_MIN_FRAME);
+    memset(buf + len, 0, RNIC_IB_ETH_MIN_FRAME - len);
+    CHECK_ERR(rnic_wire_parse(buf, RNIC_IB_ETH_MIN_FRAME, &q), RNIC_WIRE_OK);
+    CHECK_EQ(q.frame_len, len);
+    /* ...but not on a frame longer than that minimum. */
+    ib_fill(&p, RNIC_OPC_RC_SEND_ONLY, false, 100);
+    len = rnic_wire_encode(&p, ib_payload, buf, sizeof(buf));
+    CHECK_ERR(rnic_wire_parse(buf, len + 4, &q), RNIC_WIRE_E_IP_LEN);
+    CHECK_ERR(rnic_wire_parse(buf, len - 4, &q), RNIC_WIRE_E_IP_LEN);
+    CHECK_ERR(rnic_wire_parse(buf, 20, &q), RNIC_WIRE_E_TOO_SHORT);
+
+    /* Each link-layer check has its own reason. */
+    memcpy(f, buf, len);
+    f[len - 1] ^= 1;
+    CHECK_ERR(rnic_wire_parse(f, len, &q), RNIC_WIRE_E_VCRC);
+    memcpy(f, buf, len);
+    f[len - 3] ^= 1;
+    rnic_ib_reseal_vcrc(f + 14, len - 14);
+    CHECK_ERR(rnic_wire_parse(f, len, &q), RNIC_WIRE_E_ICRC);
+    memcpy(f, buf, len);
+    f[14] |= 0x01;                                  /* LVer 1 */
+    rnic_ib_reseal_vcrc(f + 14, len - 14);
+    CHECK_ERR(rnic_wire_parse(f, len, &q), RNIC_WIRE_E_IB_LRH);
+    memcpy(f, buf, len);
+    f[15] &= ~0x03;                                 /* LNH raw */
+    rnic_ib_reseal_vcrc(f + 14, len - 14);
+    CHECK_ERR(rnic_wire_parse(f, len, &q), RNIC_WIRE_E_IB_LRH);
+    p.ib_vl = RNIC_VL_SMP;                          /* VL15, QP 0xabcdef */
+    len = rnic_wire_encode(&p, ib_payload, f, sizeof(f));
+    CHECK_ERR(rnic_wire_parse(f, len, &q), RNIC_WIRE_E_VL15);
+
+    /* A GRH whose next header is not the BTH. */
+    ib_fill(&p, RNIC_OPC_UD_SEND_ONLY, true, 64);
+    len = rnic_wire_encode(&p, ib_payload, f, sizeof(f));
+    f[14 + 8 + 6] = 0x11;
+    CHECK_EQ(rnic_ib_seal(f + 14, len - 14 - 6, sizeof(f) - 14), len - 14);
+    CHECK_ERR(rnic_wire_parse(f, len, &q), RNIC_WIRE_E_NOT_ROCE);
+
+    /* The builder: no VLAN on IB, and PktLen's 11 bits. */
+    ib_fill(&p, RNIC_OPC_RC_SEND_ONLY, false, 16);
+    p.has_vlan = true;
+    CHECK_EQ(rnic_wire_frame_len(&p), -EINVAL);
+    ib_fill(&p, RNIC_OPC_RC_SEND_ONLY, false, 0x7ff * 4);
+    CHECK_EQ(rnic_wire_frame_len(&p), -EMSGSIZE);
+    p.payload_len = 0x7ff * 4 - 8 - 12 - 4;
+    CHECK_EQ(rnic_wire_frame_len(&p), 14 + 0x7ff * 4 + 2);
+}
+
 static const TestGroup groups[] = {
     { "lrh", test_lrh },
     { "vcrc", test_vcrc },
@@ -334,6 +492,8 @@ static const TestGroup groups[] = {
     { "icrc-global", test_icrc_global },
     { "check-errors", test_check_errors },
     { "seal", test_seal },
+    { "codec", test_codec },
+    { "codec-errors", test_codec_errors },
 };
 
 int main(int argc, char **argv)
