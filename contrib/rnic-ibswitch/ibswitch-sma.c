@@ -40,6 +40,12 @@
 #define SW_PKEY_BLOCKS      1
 #define SW_DEVICE_ID        0x0001
 #define SW_PARTITION_CAP    (SW_PKEY_BLOCKS * RNIC_PKEY_BLOCK)
+/*
+ * Port 0 CapabilityMask: IsTrapSupported, IsSLMappingSupported and
+ * IsSystemImageGUIDSupported.  Switch external ports report none.
+ */
+#define SW_CAP_MASK         (RNIC_PI_CAP_IS_TRAP | RNIC_PI_CAP_IS_SL_MAPPING | \
+                             RNIC_PI_CAP_IS_SYS_IMAGE_GUID)
 
 /* ---- attributes ---- */
 
@@ -101,6 +107,7 @@ static void get_port_info(IbSwitch *sw, unsigned port, uint8_t *d)
     if (port == 0) {
         rnic_st64be(d + RNIC_PI_MKEY, mgmt->m_key);
         rnic_st64be(d + RNIC_PI_GID_PREFIX, mgmt->subnet_prefix);
+        rnic_st32be(d + RNIC_PI_CAP_MASK, SW_CAP_MASK);
         rnic_st16be(d + RNIC_PI_LID, mgmt->lid);
         rnic_st16be(d + RNIC_PI_SM_LID, mgmt->sm_lid);
         rnic_st16be(d + RNIC_PI_MKEY_LEASE, mgmt->m_key_lease);
@@ -246,14 +253,21 @@ static int pkey_table(IbSwitch *sw, uint32_t mod, uint8_t *d, bool set)
 
 static int sl2vl_table(IbSwitch *sw, uint32_t mod, uint8_t *d, bool set)
 {
-    /* One table per output port: VL0 only leaves nothing to vary by input. */
-    unsigned out = mod & 0xff;
+    /*
+     * One table per output port: VL0 only leaves nothing to vary by
+     * input port.  Bit 16 of the modifier means every output port.
+     */
+    unsigned out = mod & 0xff, i;
 
     if (out > sw->cfg.nports || ((mod >> 8) & 0xff) > sw->cfg.nports) {
         return RNIC_MAD_STATUS_BAD_VALUE;
     }
     if (set) {
-        memcpy(sw->port[out].sl2vl, d, 8);
+        for (i = 0; i <= sw->cfg.nports; i++) {
+            if (i == out || (mod & RNIC_SL2VL_ALL_OUT)) {
+                memcpy(sw->port[i].sl2vl, d, 8);
+            }
+        }
     }
     memcpy(d, sw->port[out].sl2vl, 8);
     return 0;
@@ -367,6 +381,8 @@ static uint16_t sma_process(IbSwitch *sw, unsigned in_port, uint8_t *mad)
         rnic_st64be(d, sw->cfg.guid);
         break;
     case RNIC_SMP_ATTR_PORT_INFO:
+        /* Bit 31 asks for extended speeds, which this switch has not. */
+        mod &= 0x7fffffff;
         if (mod > sw->cfg.nports) {
             st = RNIC_MAD_STATUS_BAD_VALUE;
             break;

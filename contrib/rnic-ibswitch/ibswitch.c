@@ -238,6 +238,7 @@ IbswResult ibsw_input(IbSwitch *sw, unsigned port, const uint8_t *frame,
     IbswPort *in;
     RnicLrh lrh;
     const uint8_t *pkt;
+    size_t pkt_len;
     uint64_t mask;
 
     if (port < 1 || port > sw->cfg.nports) {
@@ -255,7 +256,9 @@ IbswResult ibsw_input(IbSwitch *sw, unsigned port, const uint8_t *frame,
         return drop(sw, port, IBSW_DROP_MALFORMED);
     }
     pkt = frame + ETH_HLEN;
-    if (rnic_ib_check(pkt, len - ETH_HLEN, &lrh) != RNIC_IB_OK) {
+    /* A short packet may come padded to Ethernet's minimum: keep it so. */
+    pkt_len = rnic_ib_frame_pkt_len(frame, len, ETH_HLEN);
+    if (!pkt_len || rnic_ib_check(pkt, pkt_len, &lrh) != RNIC_IB_OK) {
         return drop(sw, port, IBSW_DROP_MALFORMED);
     }
     sw->scratch.len = len;

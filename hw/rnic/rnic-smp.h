@@ -131,6 +131,20 @@
 #define RNIC_PI_RESP_TIME           52  /* RespTimeValue 4:0 */
 #define RNIC_PI_ERR_THRESHOLDS      53  /* LocalPhyErrors 7:4, Overrun 3:0 */
 
+/* PortInfo:CapabilityMask bits */
+#define RNIC_PI_CAP_IS_SM               (1u << 1)
+#define RNIC_PI_CAP_IS_NOTICE           (1u << 2)
+#define RNIC_PI_CAP_IS_TRAP             (1u << 3)
+#define RNIC_PI_CAP_IS_SL_MAPPING       (1u << 6)
+#define RNIC_PI_CAP_IS_SYS_IMAGE_GUID   (1u << 11)
+#define RNIC_PI_CAP_IS_CM               (1u << 16)
+#define RNIC_PI_CAP_IS_DEVICE_MGMT      (1u << 19)
+#define RNIC_PI_CAP_IS_CLIENT_REREG     (1u << 25)
+
+/* SLtoVLMappingTable modifier: apply to every output/input port. */
+#define RNIC_SL2VL_ALL_OUT          (1u << 16)
+#define RNIC_SL2VL_ALL_IN           (1u << 17)
+
 /* Notice (traps) */
 #define RNIC_NOTICE_GENERIC_TYPE    0   /* IsGeneric 7, Type 6:0 */
 #define RNIC_NOTICE_PRODUCER        1   /* 24 bits */
