@@ -17,7 +17,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "libvirt: FAILED: $*"; exit 1; }
-log() { echo "libvirt: $*"; }
+# Each line says how far into the test it is: where the time goes.
+log() { echo "libvirt: [+${SECONDS}s] $*"; }
 
 kernel="" initrd="" image=""
 while [ $# -gt 0 ]; do
@@ -73,6 +74,7 @@ done
 prefix=$work/prefix
 "$root/scripts/rnic.sh" install --prefix "$prefix" >"$work/install.log" 2>&1 ||
     { cat "$work/install.log"; fail "rnic.sh install"; }
+log "QEMU installed in $prefix"
 chmod -R go+rX "$prefix"
 install -m 0644 "$kernel" "$work/vmlinuz"
 install -m 0644 "$initrd" "$work/initrd.img"
@@ -157,6 +159,7 @@ EOF
         done
         grep -a 'rnic-pingpong: OK' "$work/vm$i.serial.log"
     done
+    log "$seg: both domains verified their ping-pong"
 
     # The host's view of each device, through libvirt's monitor passthrough.
     for n in "${names[@]}"; do
