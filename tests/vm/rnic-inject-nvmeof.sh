@@ -21,9 +21,14 @@
 #    CQE names a slot of the SRQ that is not posted and a wr_id no one
 #    gave.  The target's driver must drop it rather than call through
 #    it, then reset and recover as in 1.
+# 4. cmd-stall on the target: its command queue stops until a reset.
+#    NVMe I/O issues no commands, so the target then starts a verbs
+#    program, whose first command waits out the driver's 5 s timeout;
+#    the driver marks the device dead, resets it and recovers as in 1,
+#    while fio keeps running on the host.
 # fio must finish each phase with no error and no bad block, the host
-# must have reconnected in phases 1 and 3, and neither kernel may warn,
-# oops or leave a task hung.
+# must have reconnected in phases 1, 3 and 4, and neither kernel may
+# warn, oops or leave a task hung.
 # vmlaunch: -n 2 --rnic --timeout 900
 set -u
 . rnic-test-lib rnic-inject-nvmeof
@@ -98,6 +103,20 @@ server)
     dmesg | grep -E "QP $qpn: SRQ receive CQE names slot" ||
         fail "the driver did not report the SRQ receive CQE: $(dmesg | grep -i 'cqe' | tail -3)"
     signal_wait 6 300 || fail "the host did not finish phase 3"
+    signal_wait 8 300 || fail "the host did not start phase 4"
+    sleep 3
+    dmesg -C
+    RNIC_HOST_CHECK_WAIT=1 rnic-host-check inject cmd-stall
+    timeout 60 ibv_rc_pingpong -d "$RNIC_IBDEV" -g "$RNIC_GID_INDEX" -n 1 \
+        -p "$(test_port 9)" >/tmp/stall.out 2>&1 &
+    stalled=$!
+    target_back 1
+    dmesg | grep -q "command queue dead (timeout)" ||
+        fail "phase 4: the driver did not time the command out: $(dmesg | grep rnic | tail -3)"
+    kill "$stalled" 2>/dev/null
+    wait "$stalled"
+    log "cmd-stall: the command timed out and the device came back"
+    signal_wait 9 300 || fail "the host did not finish phase 4"
     rnic-nvmet down
     ;;
 client)
@@ -130,6 +149,8 @@ client)
             fail "phase 1: the host did not reconnect"
         [ "$1" != 3 ] || [ "$n" -ge 2 ] ||
             fail "phase 3: the host did not reconnect"
+        [ "$1" != 4 ] || [ "$n" -ge 3 ] ||
+            fail "phase 4: the host did not reconnect"
         log "phase $1: fio verified every block through the fault"
     }
     phase 1 1
@@ -160,9 +181,11 @@ client)
     signal_send 0 5 || fail "phase 3: no signal to the target"
     signal_wait 7 300 || fail "phase 3: the target did not arm its fault"
     phase 3 ""
+    signal_send 0 6 || fail "phase 3: no signal to the target"
+    phase 4 8
     # Before the target goes: a disconnect needs it.
     timeout 60 nvme disconnect -n "$nqn" >/dev/null || fail "nvme disconnect"
-    signal_send 0 6 || fail "phase 3: no signal to the target"
+    signal_send 0 9 || fail "phase 4: no signal to the target"
     ;;
 esac
 fail_on_kernel_warnings "kernel warnings" "hung_task|blocked for more"
