@@ -6,10 +6,20 @@
 # on the same rnic device.  The device must deliver the packets itself
 # (its loopback counter grows by at least one per message) and the data
 # must verify.
-# vmlaunch: -n 1 --rnic --timeout 600
+# The VM has an emulated IOMMU (intel-iommu, intel_iommu=on), so every
+# DMA of the device goes through the driver's DMA mappings as on a host
+# with VT-d: a driver that handed the device physical addresses would
+# fail here, and a device that bypassed translation would write the
+# wrong pages.
+# vmlaunch: -n 1 --rnic --timeout 600 --qemu-arg=-device --qemu-arg=intel-iommu,intremap=off --append=intel_iommu=on
 set -u
 . rnic-test-lib rnic-loopback
 iters=200
+
+dev=$(readlink -f "/sys/class/infiniband/$RNIC_IBDEV/device")
+[ -e "$dev/iommu_group" ] ||
+    fail "$(basename "$dev") is not behind the IOMMU: $(dmesg | grep -m3 -E 'DMAR|IOMMU')"
+log "$(basename "$dev") is in IOMMU group $(basename "$(readlink "$dev/iommu_group")"): $(dmesg | grep -m1 -o 'DMAR: IOMMU enabled')"
 
 # pingpong PROGRAM SIZE: one server and one client of PROGRAM.
 pingpong() {
@@ -38,4 +48,5 @@ pingpong ibv_uc_pingpong 4096
 # UD messages fit one MTU with the 40-byte GRH.
 pingpong ibv_ud_pingpong 512
 pingpong ibv_srq_pingpong 4096
-log "OK: every pingpong verified through the device's loopback"
+fail_on_kernel_warnings "kernel warnings" "DMAR: \\[DMA|DMA fault"
+log "OK: every pingpong verified through the device's loopback, behind the IOMMU"
