@@ -147,6 +147,7 @@ final_hash() {
     hash_inputs "str:$(cat "$STAMPS/image-base" 2>/dev/null)" \
         "$RNIC_ROOT/scripts/guest" "$RNIC_ROOT/scripts/lib/image.sh" \
         "$RNIC_ROOT/scripts/lib/packages.sh" "$RNIC_ROOT/guest-driver" $prov \
+        "$RNIC_ROOT/tests/vfio" \
         "str:$IMAGE_SIZE" "str:kmod=${RNIC_NO_KMOD:-yes}"
 }
 
@@ -181,6 +182,18 @@ install_guest_packages() {
         echo "rnic-dkms installed no module for $kver"
         return 1
     fi
+}
+
+# The VFIO driver written from the manual (tests/vfio) is compiled in the
+# image by the image's own compiler, against the guest's kernel uAPI
+# headers (linux/vfio.h), as a user would build it there.
+build_vfio_driver() {
+    local r=$1
+    cp "$RNIC_ROOT/tests/vfio/rnic-vfio.c" "$r/tmp/rnic-vfio.c"
+    mkdir -p "$r/opt/rnic/bin"
+    chroot "$r" gcc -O2 -Wall -Wextra -Werror -o /opt/rnic/bin/rnic-vfio \
+        /tmp/rnic-vfio.c
+    rm -f "$r/tmp/rnic-vfio.c"
 }
 
 # stage_kmod_tree DEST: the kernel module source as dkms sees it, which is
@@ -232,6 +245,7 @@ step_image_final() {
 
     chroot_mount "$r"
     install_guest_packages "$r"
+    build_vfio_driver "$r"
     setup_guest_ssh "$r"
     lean_initrd "$r" "$kver"
     chroot_unmount "$r"
