@@ -132,6 +132,7 @@ struct rnic_net {
 enum rnic_drv_counter {
 	RNIC_DRV_CNT_IRQ_RECOVERED,
 	RNIC_DRV_CNT_GID_RESTORED,
+	RNIC_DRV_CNT_EQ_OVERFLOWS,
 	RNIC_DRV_CNT_MAX
 };
 
@@ -210,6 +211,7 @@ struct rnic_kring {
 struct rnic_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
+	u32 eqn;			/* where its completion events go */
 	u16 uctx;
 	u32 log_size;
 	spinlock_t lock;		/* kernel CQ: poll vs. arm */

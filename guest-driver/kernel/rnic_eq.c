@@ -94,6 +94,30 @@ static void rnic_dispatch_srq_event(struct rnic_dev *dev, u32 srqn)
 	xa_unlock_irqrestore(&dev->srq_xa, flags);
 }
 
+/*
+ * An EQ overflowed and the device dropped the events it had no room for.
+ * A lost completion event leaves a consumer asleep on a CQ that already
+ * has its CQE, for ever; a lost port event leaves the port state stale.
+ * Which events were lost is unknown, so every CQ on that EQ gets a
+ * completion event, which a consumer takes as "poll now" (an extra one
+ * finds the CQ empty and re-arms), and the port state is read again.
+ */
+static void rnic_eq_overflowed(struct rnic_dev *dev, u32 eqn)
+{
+	unsigned long flags, index;
+	struct rnic_cq *cq;
+
+	atomic64_inc(&dev->drv_cnt[RNIC_DRV_CNT_EQ_OVERFLOWS]);
+	xa_lock_irqsave(&dev->cq_xa, flags);
+	xa_for_each(&dev->cq_xa, index, cq) {
+		if (cq->eqn == eqn && cq->ibcq.comp_handler)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	}
+	xa_unlock_irqrestore(&dev->cq_xa, flags);
+	if (eqn == dev->async_eq.eqn)
+		schedule_work(&dev->link_work);
+}
+
 static void rnic_handle_eqe(struct rnic_dev *dev, const struct rnic_eqe *eqe)
 {
 	u32 obj = le32_to_cpu(eqe->obj);
@@ -151,7 +175,9 @@ static void rnic_handle_eqe(struct rnic_dev *dev, const struct rnic_eqe *eqe)
 		break;
 	case RNIC_EQE_EQ_OVERFLOW:
 		dev_warn_ratelimited(&dev->pdev->dev,
-				     "EQ %u overflowed, events lost\n", obj);
+				     "EQ %u overflowed, events lost; waking its CQs\n",
+				     obj);
+		rnic_eq_overflowed(dev, obj);
 		break;
 	default:
 		dev_warn_ratelimited(&dev->pdev->dev,

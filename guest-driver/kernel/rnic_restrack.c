@@ -94,7 +94,8 @@ static int rnic_res_put_cq(struct sk_buff *msg, struct rnic_cq *cq)
 	/* ib_core's cqn is its own object ID, not the device's number. */
 	if (rdma_nl_put_driver_u32(msg, "hw_cqn", cq->cqn) ||
 	    rdma_nl_put_driver_u32(msg, "uctx", cq->uctx) ||
-	    rdma_nl_put_driver_u32(msg, "log_size", cq->log_size))
+	    rdma_nl_put_driver_u32(msg, "log_size", cq->log_size) ||
+	    rdma_nl_put_driver_u32(msg, "eqn", cq->eqn))
 		return -EMSGSIZE;
 	if (!rdma_is_kernel_res(&cq->ibcq.res))
 		return 0;

@@ -722,7 +722,8 @@ static int rnic_create_cq_udata(struct ib_cq *ibcq,
 		if (err)
 			return err;
 		cmd.log_size = cq->log_size;
-		cmd.eqn = cpu_to_le32(rnic_comp_eqn(dev, attr->comp_vector));
+		cq->eqn = rnic_comp_eqn(dev, attr->comp_vector);
+		cmd.eqn = cpu_to_le32(cq->eqn);
 		err = rnic_cmd_create_cq(dev, cq->uctx, &cmd, &cq->cqn,
 					 &entries);
 		rnic_free_pbl(dev, &pbuf);
@@ -747,7 +748,8 @@ static int rnic_create_cq_udata(struct ib_cq *ibcq,
 		cq->cqes = cq->kring.buf + RNIC_CQ_DBREC_PAGE_SIZE;
 		rnic_kring_pbl(&cq->kring, &cmd.ring);
 		cmd.log_size = cq->log_size;
-		cmd.eqn = cpu_to_le32(rnic_comp_eqn(dev, attr->comp_vector));
+		cq->eqn = rnic_comp_eqn(dev, attr->comp_vector);
+		cmd.eqn = cpu_to_le32(cq->eqn);
 		err = rnic_cmd_create_cq(dev, 0, &cmd, &cq->cqn, &entries);
 		if (err)
 			goto err_kring;
@@ -1241,6 +1243,7 @@ const struct rdma_stat_desc rnic_counter_descs[] = {
 	[RNIC_CNT_SR_RESENDS].name = "sr_resends",
 	[RNIC_CNT_MAX + RNIC_DRV_CNT_IRQ_RECOVERED].name = "irq_recovered",
 	[RNIC_CNT_MAX + RNIC_DRV_CNT_GID_RESTORED].name = "gid_restored",
+	[RNIC_CNT_MAX + RNIC_DRV_CNT_EQ_OVERFLOWS].name = "eq_overflows",
 };
 
 static_assert(ARRAY_SIZE(rnic_counter_descs) ==
