@@ -166,9 +166,13 @@ bool rnic_inject_dma_fail(RnicState *s, dma_addr_t addr, dma_addr_t len)
     if (!inj->dma_fail_left) {
         return false;
     }
+    if (!inj->dma_fail_any_qp && inj->rx_qpn != inj->dma_fail_qpn) {
+        return false;
+    }
     inj->dma_fail_left--;
     trace_rnic_inject_dma_fail(addr, len);
-    rnic_inj_done(s, RNIC_INJ_DMA_FAIL, 0);
+    rnic_inj_done(s, RNIC_INJ_DMA_FAIL,
+                  inj->rx_qpn == RNIC_INJ_NO_QP ? 0 : inj->rx_qpn);
     return true;
 }
 
@@ -408,6 +412,7 @@ void rnic_inject_init(RnicState *s)
     RnicInject *inj = &s->inj;
 
     inj->irq_vector = -1;
+    inj->rx_qpn = RNIC_INJ_NO_QP;
     inj->flap_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, rnic_inj_flap_up, s);
     inj->stall_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, rnic_inj_stall_end,
                                     s);
@@ -629,6 +634,13 @@ void qmp_rnic_inject_fault(RnicFaultSpec *f, Error **errp)
         rnic_inj_arm_irq(s, f->fault, &f->u.irq_drop, errp);
         break;
     case RNIC_FAULT_DMA_FAIL:
+        if (f->u.dma_fail.has_qpn &&
+            !rnic_qp_get(s, f->u.dma_fail.qpn)) {
+            error_setg(errp, "QP 0x%x does not exist", f->u.dma_fail.qpn);
+            return;
+        }
+        s->inj.dma_fail_any_qp = !f->u.dma_fail.has_qpn;
+        s->inj.dma_fail_qpn = f->u.dma_fail.qpn;
         s->inj.dma_fail_left = f->u.dma_fail.has_count ?
                                f->u.dma_fail.count : 1;
         break;

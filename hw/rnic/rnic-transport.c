@@ -195,9 +195,9 @@ static void rnic_tp_rx_cnp(RnicState *s, RnicQP *qp, const RnicPkt *p,
 }
 
 /* One packet for one QP: the checks every QP makes, then its role. */
-static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
-                          const uint8_t *frame, size_t len,
-                          const RnicOpcodeInfo *info)
+static void rnic_tp_rx_qp_role(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                               const uint8_t *frame, size_t len,
+                               const RnicOpcodeInfo *info)
 {
     if (info->flags & RNIC_OPF_CNP) {
         rnic_tp_rx_cnp(s, qp, p, len);
@@ -241,6 +241,16 @@ static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
     if (qp->tp->ooo) {
         rnic_ooo_drain(s, qp);
     }
+}
+
+/* The DMA-fail fault may be aimed at the writes made for one QP's packets. */
+static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
+                          const uint8_t *frame, size_t len,
+                          const RnicOpcodeInfo *info)
+{
+    s->inj.rx_qpn = qp->qpn;
+    rnic_tp_rx_qp_role(s, qp, p, frame, len, info);
+    s->inj.rx_qpn = RNIC_INJ_NO_QP;
 }
 
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)

@@ -364,6 +364,10 @@ typedef struct RnicInject {
     QEMUTimer *irq_timer;
 
     uint32_t dma_fail_left;
+    bool dma_fail_any_qp;       /* else only writes for dma_fail_qpn */
+    uint32_t dma_fail_qpn;
+    uint32_t rx_qpn;            /* QP whose packet is being handled, or */
+#define RNIC_INJ_NO_QP UINT32_MAX   /* none: QPNs have 24 bits */
 
     uint32_t cqe_qpn;           /* 0: any QP */
     uint32_t cqe_left;          /* CQEs still to corrupt */

@@ -547,6 +547,38 @@ static void test_dma_fail(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /*
+ * dma-fail aimed at a QP: a command's response, written by DMA outside
+ * any packet of that QP, still lands; the WRITE's data, written while the
+ * device handles the QP's packet, does not.  A QP that does not exist is
+ * refused.
+ */
+static void test_dma_fail_qp(void *obj, void *data, QGuestAllocator *alloc)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *args = NULL;
+    uint8_t zero[64] = {}, got[64];
+    struct rnic_cqe cqe;
+    Env e;
+
+    path = env_self(&e, obj, data);
+
+    inject_refused(&e, path, "dma-fail", "'qpn': 999", "QP 0x3e7");
+    args = g_strdup_printf("'qpn': %u, 'count': 1", e.qp.qpn);
+    inject_ok(&e, path, "dma-fail", args);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_RTS);
+    g_assert_cmpuint(fault_count(&e, path, "dma-fail"), ==, 0);
+    post_write(&e, 1, 64, 1);
+    qrnic_ring_sq(e.r, &e.qp);
+    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 1);
+    g_assert_cmpuint(cqe.status, !=, RNIC_WC_SUCCESS);
+    qtest_memread(qrnic_qts(e.r), e.mr.buf + 2048, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
+    g_assert_cmpuint(fault_count(&e, path, "dma-fail"), ==, 1);
+    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+}
+
+/*
  * cqe-corrupt: the CQE names the slot half the SQ away and a wr_id the
  * guest never posted; the CQE after it is intact.
  */
@@ -676,6 +708,7 @@ static void register_rnic_inject_test(void)
     rt_add("inject-cmd-stall", test_cmd_stall);
     rt_add("inject-irq", test_irq);
     rt_add("inject-dma-fail", test_dma_fail);
+    rt_add("inject-dma-fail-qp", test_dma_fail_qp);
     rt_add("inject-cqe-corrupt", test_cqe_corrupt);
     rt_add("inject-cqe-corrupt-srq", test_cqe_corrupt_srq);
     rt_add("inject-gid-change", test_gid_change);
