@@ -5,7 +5,7 @@
 # objects from the host, one VM over the device's loopback: the QP events
 # (communication established, last WQE reached, QP fatal, request and
 # access errors), the SRQ limit, a CQ error, an EQ overflow that loses a
-# completion event and a late interrupt.  For each,
+# completion event, a late interrupt and a DMA write that fails.  For each,
 # rnic-fault-events checks the event or completion status a program gets
 # on real hardware and that its objects work again afterwards (see the
 # program for the steps).  The EQ overflow also needs the driver: the
