@@ -21,6 +21,11 @@ UDP multicast group on 127.0.0.1.  Other ways (--net):
     on one host or two, each run one VM (VM 0 and VM 1) and join them over
     TCP, PORT for the virtio NIC's segment and PORT+1 for the rnic NIC's
 
+With --fabric ib the rnic NICs are InfiniBand HCAs (link-layer=infiniband):
+two VMs back to back on the stream pair, more VMs (or --ib-switch) each on
+a port of one emulated IB switch (contrib/rnic-ibswitch) that the launcher
+runs beside them.
+
 A test script may carry launcher options in comment lines such as
     # vmlaunch: --rxe --timeout 600
 which apply before the command line's own options.

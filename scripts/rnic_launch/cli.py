@@ -10,6 +10,7 @@ import signal
 import sys
 
 from . import cache
+from .fabric import DEFAULT_IBSWITCH
 from .net import host_port, parse_wire_fault
 from .paths import CACHE, rel
 from .run import Launcher
@@ -115,6 +116,16 @@ def parse_args(argv):
                    help="with --listen/--connect: the index of this launcher's "
                         "VM (its name, MACs, addresses, RNIC_VM_INDEX; default 0 "
                         "with --listen, 1 with --connect)")
+    p.add_argument("--fabric", choices=["roce", "ib"], default="roce",
+                   help="the rnic NICs' link layer: roce (Ethernet, default) "
+                        "or ib (InfiniBand, link-layer=infiniband): two VMs "
+                        "back to back, more through one emulated IB switch")
+    p.add_argument("--ib-switch", action="store_true",
+                   help="with --fabric ib: two VMs through the switch too")
+    p.add_argument("--ibswitch", metavar="PATH",
+                   default=os.environ.get("RNIC_IBSWITCH", DEFAULT_IBSWITCH),
+                   help="the IB switch program (default: meson's build of "
+                        "contrib/rnic-ibswitch under .cache)")
     p.add_argument("--pcap", metavar="DIR",
                    help="write a pcap of each VM's traffic per segment to DIR "
                         "(QEMU filter-dump)")
@@ -164,6 +175,18 @@ def parse_args(argv):
         p.error("--cmd and --script exclude each other")
     if args.interop and not args.rnic:
         p.error("--interop needs --rnic")
+    if args.fabric == "ib":
+        if not args.rnic:
+            p.error("--fabric ib needs --rnic")
+        if args.interop or args.rxe:
+            p.error("--fabric ib has no Soft-RoCE peer: no --rxe or --interop")
+        if args.wire_fault is not None:
+            p.error("--wire-fault acts on RoCE frames: not with --fabric ib")
+        if args.net not in ("auto", "stream", "mcast") or args.listen or args.connect:
+            p.error("--fabric ib links VMs by unix stream sockets: not with "
+                    "--net %s, --listen or --connect" % args.net)
+    elif args.ib_switch:
+        p.error("--ib-switch goes with --fabric ib")
     if args.wire_fault is not None:
         try:
             args.wire_fault = parse_wire_fault(args.wire_fault)

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 
+from .fabric import Fabric
 from .kvm import kvm_probe
 from .migrate import Migration
 from .net import Network, vm_addresses, wire_fault_spec
@@ -41,7 +42,7 @@ def prune_runs(runs_dir):
                 pass
 
 
-class Launcher(Network, HostChecks, Migration):
+class Launcher(Network, Fabric, HostChecks, Migration):
     """One run of the launcher.  The networking, the host checks and live
     migration are written as the mixins of their modules; this class holds
     the state they share and drives the VMs."""
@@ -178,15 +179,21 @@ class Launcher(Network, HostChecks, Migration):
             argv += ["-netdev", self.netdev(i, "r0", 1, net), "-device", dev]
         elif a.rnic:
             dev = "rnic,id=rnic0,netdev=r0,mac=%s" % addrs["RNIC_MAC"]
+            if self.ib():
+                dev += ",link-layer=infiniband"
             for opt in a.rnic_opt:
                 dev += "," + opt
-            nd = self.netdev(i, "r0", 1, net)
-            if net in ("stream", "mcast") and a.coalesce == "on":
+            if self.uses_switch():
+                nd = self.switch_netdev(i, "r0")
+            else:
+                nd = self.netdev(i, "r0", 1, net)
+            if (net in ("stream", "mcast") or self.uses_switch()) and a.coalesce == "on":
                 nd += ",coalesce=on"
             argv += ["-netdev", nd, "-device", dev]
         argv += self.wire_fault_args(i)
         if a.pcap:
-            segs = ["n0"] + (["r0"] if a.rnic else [])
+            # The switch writes the IB links' captures itself.
+            segs = ["n0"] + (["r0"] if a.rnic and not self.uses_switch() else [])
             for seg in segs:
                 argv += ["-object", "filter-dump,id=dump-%s,netdev=%s,file=%s"
                          % (seg, seg, os.path.join(os.path.abspath(a.pcap),
@@ -246,6 +253,11 @@ class Launcher(Network, HostChecks, Migration):
             self.accel = a.accel
             self.log("accelerator %s (--accel)" % self.accel)
         env = self.env = dict(os.environ, TMPDIR=self.workdir)
+        if self.uses_switch():
+            why = self.switch_start()
+            if why:
+                return self.fail("IB switch", why, getattr(self, "switch_log",
+                                                          self.log_path))
         t0 = time.monotonic()
         for i in range(self.first, self.first + n):
             vm = VM(i, self.workdir, self.qemu_argv(i, net), self.qmp_path(i),
@@ -255,7 +267,7 @@ class Launcher(Network, HostChecks, Migration):
             vm.start(env)
             if net == "stream" and i == 0 and n > 1:
                 socks = [os.path.join(self.sockdir, "n0.sock")]
-                if a.rnic:
+                if a.rnic and not self.uses_switch():
                     socks.append(os.path.join(self.sockdir, "r0.sock"))
                 if not wait_for_sockets(vm, socks):
                     vm.flush_serial(False)
@@ -365,6 +377,7 @@ class Launcher(Network, HostChecks, Migration):
     def cleanup(self):
         for vm in self.vms:
             vm.kill()
+        self.switch_stop()
         self.tap_cleanup()
         try:
             for e in os.listdir(self.sockdir):
