@@ -117,11 +117,12 @@ int rnic_wq_init(struct rnic_wq *wq, struct ibv_pd *pd,
 	wq->max_sge = max_sge;
 	wq->type = type;
 	wq->lead = lead;
-	wq->wr_id = calloc(entries, sizeof(*wq->wr_id));
+	wq->wr_id = calloc(type == RNIC_RES_TYPE_SRQ ? RNIC_SRQ_SHADOW : entries,
+			   sizeof(*wq->wr_id));
 	if (!wq->wr_id)
 		return ENOMEM;
 	if (type == RNIC_RES_TYPE_SRQ) {
-		wq->busy = calloc(entries, sizeof(*wq->busy));
+		wq->busy = calloc(RNIC_SRQ_SHADOW, sizeof(*wq->busy));
 		if (!wq->busy)
 			goto err;
 	}
@@ -187,9 +188,12 @@ int rnic_build_recv_wqe(struct rnic_wq *wq, struct ibv_recv_wr *wr)
 		sge[i].length = htole32(wr->sg_list[i].length);
 		sge[i].lkey = htole32(wr->sg_list[i].lkey);
 	}
-	wq->wr_id[slot] = wr->wr_id;
-	if (wq->busy)
-		wq->busy[slot] = 1;
+	if (wq->busy) {
+		wq->wr_id[wq->head & (RNIC_SRQ_SHADOW - 1)] = wr->wr_id;
+		wq->busy[wq->head & (RNIC_SRQ_SHADOW - 1)] = 1;
+	} else {
+		wq->wr_id[slot] = wr->wr_id;
+	}
 	wq->head++;
 	return 0;
 }

@@ -233,11 +233,23 @@ struct rnic_wq {
 	unsigned int log_size;
 	unsigned int wqe_size;
 	uint32_t head;			/* next index to post */
-	uint32_t tail;			/* oldest index not yet retired */
+	/*
+	 * SQ and RQ: the oldest index not yet retired.  SRQ: every index
+	 * below it the device has taken (it takes SRQ WQEs in ring order,
+	 * copying each as it takes it), so ring slots below it are free.
+	 */
+	uint32_t tail;
 	uint32_t max_sge;
-	uint64_t *wr_id;		/* per slot */
-	uint8_t *busy;			/* SRQ only: slot posted, not completed */
+	/*
+	 * Per ring slot; an SRQ's per 16-bit index (RNIC_SRQ_SHADOW), the
+	 * index its CQEs carry, so that a receive a QP holds for long does
+	 * not pin its ring slot: only its shadow entry, 64K posts away.
+	 */
+	uint64_t *wr_id;
+	uint8_t *busy;			/* SRQ only: posted, not completed */
 };
+
+#define RNIC_SRQ_SHADOW (1u << 16)
 
 static inline void *rnic_wq_slot(struct rnic_wq *wq, uint32_t slot)
 {

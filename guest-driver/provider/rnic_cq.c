@@ -283,20 +283,28 @@ static bool rnic_wq_retire(struct rnic_wq *wq, uint32_t slot, bool in_order,
 	uint32_t pos;
 
 	pthread_spin_lock(&wq->lock);
-	/* SRQ CQEs carry unmasked indices: the ring may have grown since. */
+	if (wq->busy) {
+		/* SRQ CQEs carry 16-bit indices: the shadow's. */
+		uint32_t idx = rnic_srq_full_index(wq->head, slot);
+
+		slot &= RNIC_SRQ_SHADOW - 1;
+		if (!wq->busy[slot])
+			goto out;
+		wq->busy[slot] = 0;
+		/* The device took every index up to this one. */
+		if ((int32_t)(idx + 1 - wq->tail) > 0)
+			wq->tail = idx + 1;
+		*wr_id = wq->wr_id[slot];
+		ok = true;
+		goto out;
+	}
 	mask = (1u << wq->log_size) - 1;
 	slot &= mask;
 	if (!rnic_wq_slot_outstanding(wq->head, wq->tail, wq->log_size, slot,
 				      &pos))
 		goto out;
 
-	if (wq->busy) {
-		if (!wq->busy[slot])
-			goto out;
-		wq->busy[slot] = 0;
-		while (wq->tail != wq->head && !wq->busy[wq->tail & mask])
-			wq->tail++;
-	} else if (in_order) {
+	if (in_order) {
 		if (pos != 0)
 			goto out;
 		wq->tail++;

@@ -61,6 +61,16 @@ static inline bool rnic_wq_slot_outstanding(uint32_t head, uint32_t tail,
 }
 
 /*
+ * The free-running SRQ index whose low 16 bits a CQE names: the latest
+ * one below head with those bits (an SRQ never has more than 64K
+ * receives outstanding, see RNIC_SRQ_SHADOW).
+ */
+static inline uint32_t rnic_srq_full_index(uint32_t head, uint32_t idx16)
+{
+	return head - 1 - ((head - 1 - idx16) & 0xffffu);
+}
+
+/*
  * CQ/EQ owner bit: the device writes 1 on the first pass over the ring,
  * 0 on the second, and so on.  Entry ci & mask is new when its owner bit
  * differs from the pass parity of ci.

@@ -2,10 +2,14 @@
 /*
  * rnic userspace provider: shared receive queues.
  *
- * WQEs are posted in ring order and the device consumes them in that
- * order, but receives on different QPs may complete out of order, so each
- * slot stays busy until its own completion is polled and the tail only
- * moves over completed slots.
+ * WQEs are posted in ring order and the device takes them in that order,
+ * copying each as it takes it, but receives on different QPs complete out
+ * of order, and one a QP holds (a message waiting for a retransmission)
+ * may complete long after thousands of newer ones.  A completion of index
+ * i shows the device took every index up to i, so the ring slots up to i
+ * are free again, whether or not their own completions came; the wr_id of
+ * each receive waits in a shadow indexed as the CQEs name it (16 bits),
+ * which only a receive still held 64K posts later blocks.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,10 +81,10 @@ err_free:
 }
 
 /*
- * Grow the ring under the WQ lock: every WQE posted and not yet retired
- * moves to the slot its free-running index has in the larger ring, which
- * is where the device looks for the ones it has not taken yet and where
- * poll_cq looks up the rest (their CQEs carry unmasked indices).
+ * Grow the ring under the WQ lock: every WQE the device may not have taken
+ * yet moves to the slot its free-running index has in the larger ring,
+ * which is where the device looks for it.  The wr_id shadow, indexed by
+ * the CQEs' unmasked indices, stays as it is.
  */
 static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
 			   int mask, unsigned int log_size)
@@ -95,31 +99,20 @@ static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
 		.type = RNIC_RES_TYPE_SRQ,
 	};
 	struct rnic_ring_mem old;
-	uint64_t *wr_id;
-	uint8_t *busy;
 	uint32_t idx;
 	void *buf;
 	int ret;
 
-	wr_id = calloc(entries, sizeof(*wr_id));
-	busy = calloc(entries, sizeof(*busy));
-	if (!wr_id || !busy) {
-		ret = ENOMEM;
-		goto err;
-	}
 	ret = rnic_alloc_ring(srq->vsrq.srq.pd, &mem);
 	if (ret)
-		goto err;
+		return ret;
 	buf = mem.buf;
 
 	pthread_spin_lock(&wq->lock);
-	for (idx = wq->tail; idx != wq->head; idx++) {
+	for (idx = wq->tail; idx != wq->head; idx++)
 		memcpy((uint8_t *)buf + (size_t)(idx & nmask) * wq->wqe_size,
 		       (uint8_t *)wq->buf + (size_t)(idx & omask) * wq->wqe_size,
 		       wq->wqe_size);
-		wr_id[idx & nmask] = wq->wr_id[idx & omask];
-		busy[idx & nmask] = wq->busy[idx & omask];
-	}
 	cmd.drv.buf_addr = (uintptr_t)buf;
 	cmd.drv.buf_size = mem.size;
 	cmd.drv.log_size = log_size;
@@ -131,22 +124,15 @@ static int rnic_resize_srq(struct rnic_srq *srq, struct ibv_srq_attr *attr,
 					      .owner = wq->buf_owner,
 					      .type = wq->type };
 		rnic_free_ring(&old);
-		free(wq->wr_id);
-		free(wq->busy);
 		wq->buf = buf;
 		wq->buf_size = mem.size;
 		wq->buf_owner = mem.owner;
-		wq->wr_id = wr_id;
-		wq->busy = busy;
 		wq->log_size = log_size;
 	}
 	pthread_spin_unlock(&wq->lock);
 	if (!ret)
 		return 0;
 	rnic_free_ring(&mem);
-err:
-	free(busy);
-	free(wr_id);
 	return ret;
 }
 
@@ -203,16 +189,18 @@ int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	struct rnic_context *ctx = to_rctx(ibsrq->context);
 	struct rnic_srq *srq = to_rsrq(ibsrq);
 	struct rnic_wq *wq = &srq->wq;
-	uint32_t mask = (1u << wq->log_size) - 1;
 	uint32_t start;
 	int ret = 0;
 
 	pthread_spin_lock(&wq->lock);
 	start = wq->head;
 	for (; wr; wr = wr->next) {
-		/* The next slot may still be held by an uncompleted WQE. */
+		/*
+		 * The ring slot must hold no WQE the device may still take,
+		 * and the shadow entry no receive still outstanding.
+		 */
 		if (!rnic_wq_free(wq->head, wq->tail, wq->log_size) ||
-		    wq->busy[wq->head & mask])
+		    wq->busy[wq->head & (RNIC_SRQ_SHADOW - 1)])
 			ret = ENOMEM;
 		else
 			ret = rnic_build_recv_wqe(wq, wr);

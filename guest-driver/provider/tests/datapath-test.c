@@ -255,6 +255,99 @@ static void test_recv_sl(void)
 	}
 }
 
+#define QPN_SRQ 0x124
+
+static void srq_complete(uint32_t idx, uint64_t want_wr_id)
+{
+	struct ibv_wc wc;
+
+	dev_cqe(QPN_SRQ, (uint16_t)idx, RNIC_WC_RECV, RNIC_WC_SUCCESS, 0);
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 1, &wc) == 1);
+	CHECK(wc.wr_id == want_wr_id && wc.qp_num == QPN_SRQ);
+}
+
+/*
+ * A receive a QP holds (its message waiting for a retransmission) does
+ * not pin its SRQ ring slot: a completion of a later index shows the
+ * device took it, so the slot is free while the receive's wr_id waits in
+ * the shadow.  Only a receive still held 64K posts later blocks a post.
+ */
+static void test_srq_held(void)
+{
+	char buf[64];
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64,
+			       .lkey = 0x3300 };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct rnic_srq *srq = calloc(1, sizeof(*srq));
+	struct rnic_qp *q = calloc(1, sizeof(*q));
+	struct ibv_srq *isrq = &srq->vsrq.srq;
+	struct ibv_wc wc;
+	uint32_t i;
+
+	srq->vsrq.srq.context = &ctx->ibv_ctx.context;
+	srq->srqn = 5;
+	if (rnic_wq_init(&srq->wq, NULL, RNIC_RES_TYPE_SRQ, 3, RNIC_RQ_WQE_SIZE,
+			 1, 0))
+		abort();
+	q->vqp.qp.context = &ctx->ibv_ctx.context;
+	q->vqp.qp.qp_num = QPN_SRQ;
+	q->qpn = QPN_SRQ;
+	q->type = IBV_QPT_RC;
+	q->state = IBV_QPS_RTS;
+	q->send_cq = cq;
+	q->recv_cq = cq;
+	q->srq = srq;
+	ctx->qp_table[0][QPN_SRQ] = q;
+
+	/* An 8-slot ring, full, refuses a ninth before the device takes any. */
+	for (i = 0; i < 8; i++) {
+		wr.wr_id = 1000 + i;
+		CHECK(rnic_post_srq_recv(isrq, &wr, &bad) == 0);
+	}
+	CHECK(db_read(RNIC_DB_SRQ) == (5 | (8ull << 32)));
+	wr.wr_id = 1008;
+	CHECK(rnic_post_srq_recv(isrq, &wr, &bad) == ENOMEM && bad == &wr);
+
+	/* Index 0 is held; 1..7 complete. */
+	for (i = 1; i < 8; i++)
+		srq_complete(i, 1000 + i);
+	/* All 8 slots are free, slot 0's too: the device took index 0. */
+	for (i = 8; i < 16; i++) {
+		wr.wr_id = 1000 + i;
+		CHECK(rnic_post_srq_recv(isrq, &wr, &bad) == 0);
+	}
+	CHECK(db_read(RNIC_DB_SRQ) == (5 | (16ull << 32)));
+	/* The late completion of index 0 names its own wr_id, not 1008's. */
+	srq_complete(0, 1000);
+	srq_complete(8, 1008);
+	/* A second CQE for index 0 names nothing outstanding: dropped. */
+	dev_cqe(QPN_SRQ, 0, RNIC_WC_RECV, RNIC_WC_SUCCESS, 0);
+	CHECK(rnic_poll_cq(&cq->vcq.cq, 1, &wc) == 0);
+
+	/* Index 9 stays held while 64K others are posted and complete. */
+	for (i = 10; i < 16; i++)
+		srq_complete(i, 1000 + i);
+	for (i = 16; i < 9 + RNIC_SRQ_SHADOW; i++) {
+		wr.wr_id = 1000 + i;
+		if (rnic_post_srq_recv(isrq, &wr, &bad)) {
+			CHECK(!"post refused");
+			break;
+		}
+		srq_complete(i, 1000 + i);
+	}
+	/* Index 9 + 64K would share its shadow entry: refused, until 9 ends. */
+	wr.wr_id = 2009;
+	CHECK(rnic_post_srq_recv(isrq, &wr, &bad) == ENOMEM);
+	srq_complete(9, 1009);
+	CHECK(rnic_post_srq_recv(isrq, &wr, &bad) == 0);
+	srq_complete(9 + RNIC_SRQ_SHADOW, 2009);
+
+	ctx->qp_table[0][QPN_SRQ] = NULL;
+	rnic_wq_destroy(&srq->wq);
+	free(srq);
+	free(q);
+}
+
 static void test_wr_api(void)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
@@ -853,6 +946,7 @@ int main(void)
 	test_post_send();
 	test_recv();
 	test_recv_sl();
+	test_srq_held();
 	test_wr_api();
 	test_wrap();
 	test_notify();
