@@ -8,10 +8,16 @@ connects to."""
 
 import os
 import signal
+import struct
 import subprocess
 import time
 
 from .paths import CACHE
+
+# IB frames cross a netdev behind an Ethernet header with this EtherType
+# (docs/infiniband.md); pcap's link type for bare IB packets.
+IB_ETHERTYPE = 0x88b5
+LINKTYPE_INFINIBAND = 247
 
 DEFAULT_IBSWITCH = os.path.join(CACHE, "meson-build", "contrib", "rnic-ibswitch",
                                 "rnic-ibswitch")
@@ -69,6 +75,23 @@ class Fabric:
         self.log("IB switch with %d ports (%s)" % (self.args.vms, self.switch_prefix()))
         return None
 
+    def ib_pcaps(self):
+        """Back to back, QEMU's filter-dump captured each VM's IB link as
+        Ethernet frames: once the VMs are gone, vmI-r0-ib.pcap holds the
+        same packets as an InfiniBand capture (the switch writes its own)."""
+        a = self.args
+        if (not a.pcap or not self.ib() or self.uses_switch()
+                or getattr(self, "ib_pcaps_done", False)):
+            return
+        self.ib_pcaps_done = True
+        for vm in self.vms:
+            src = os.path.join(os.path.abspath(a.pcap), "vm%d-r0.pcap" % vm.index)
+            if os.path.exists(src):
+                try:
+                    ib_pcap(src, src[:-len(".pcap")] + "-ib.pcap")
+                except (OSError, ValueError) as e:
+                    self.log("%s: no InfiniBand capture: %s" % (vm.name, e))
+
     def switch_stop(self):
         """SIGTERM: the switch writes its counters (ibswitch.stats) and ends."""
         sw = getattr(self, "switch", None)
@@ -82,3 +105,36 @@ class Fabric:
                 sw.kill()
                 sw.wait()
         self.switch = None
+
+
+def ib_pcap(src, dst):
+    """Rewrites QEMU's capture of an IB link (filter-dump: Ethernet frames)
+    as an InfiniBand capture that tcpdump and Wireshark decode: the frames
+    of IB's EtherType without their Ethernet header and padding, each cut
+    to its LRH's packet length plus the VCRC.  Returns the packets kept."""
+    with open(src, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        raise ValueError("%s: no pcap header" % src)
+    magic = struct.unpack_from("<I", data)[0]
+    if magic != 0xa1b2c3d4:
+        raise ValueError("%s: not a little-endian pcap (magic %#x)" % (src, magic))
+    out = [struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535,
+                       LINKTYPE_INFINIBAND)]
+    kept = 0
+    off = 24
+    while off + 16 <= len(data):
+        sec, usec, incl, _ = struct.unpack_from("<IIII", data, off)
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(frame) < 14 + 8 or struct.unpack_from(">H", frame, 12)[0] != IB_ETHERTYPE:
+            continue
+        pkt = frame[14:]
+        # PktLen: 11 bits of 4-byte words, LRH through ICRC.
+        size = (((pkt[2] & 0x07) << 8) | pkt[3]) * 4 + 2
+        pkt = pkt[:size]
+        out.append(struct.pack("<IIII", sec, usec, len(pkt), len(pkt)) + pkt)
+        kept += 1
+    with open(dst, "wb") as f:
+        f.write(b"".join(out))
+    return kept

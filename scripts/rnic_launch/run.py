@@ -377,6 +377,7 @@ class Launcher(Network, Fabric, HostChecks, Migration):
     def cleanup(self):
         for vm in self.vms:
             vm.kill()
+        self.ib_pcaps()
         self.switch_stop()
         self.tap_cleanup()
         try:

@@ -3,17 +3,20 @@
 #
 # The launcher's --fabric ib, without VMs: the rnic devices in InfiniBand
 # mode, two VMs back to back and more through the emulated switch, the
-# options it refuses, and the switch's life: started with a port per VM,
+# options it refuses, the InfiniBand captures of a back-to-back link, and
+# the switch's life: started with a port per VM,
 # each port a socket a VM's netdev connects to, stopped with its counters
 # written.  The switch program is argv[1] (meson passes its build).
 
 import os
 import socket
+import struct
 import sys
 import tempfile
 import unittest
 
 from launcher_checks import launch, parse_args, refused
+from rnic_launch.fabric import ib_pcap
 from rnic_launch.run import Launcher
 
 IBSWITCH = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else None
@@ -70,6 +73,41 @@ class ArgvTest(unittest.TestCase):
                      ["--rnic", "--fabric", "ib", "--listen", "127.0.0.1:5000"],
                      ["--rnic", "--ib-switch"]):
             self.assertTrue(refused(argv), argv)
+
+
+def pcap(linktype, frames):
+    out = struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, linktype)
+    for k, f in enumerate(frames):
+        out += struct.pack("<IIII", 100 + k, 0, len(f), len(f)) + f
+    return out
+
+
+class PcapTest(unittest.TestCase):
+    def test_ib_pcap(self):
+        eth = b"\xff" * 6 + b"\x52\x54\x00\x52\x02\x01"
+        # A 26-byte IB packet (LRH, BTH, ICRC: PktLen 6 words, and VCRC),
+        # padded by Ethernet to 60 bytes, and an IPv6 frame.
+        lrh = bytes([0x02, 0x00, 0x00, 0x06, 0x00, 0x02, 0x00, 0x01])
+        ib = lrh + bytes(range(12)) + b"ICRC" + b"VC"
+        frames = [eth + b"\x88\xb5" + ib + bytes(60 - 14 - len(ib)),
+                  eth + b"\x86\xdd" + bytes(46)]
+        with tempfile.TemporaryDirectory() as d:
+            src, dst = os.path.join(d, "in.pcap"), os.path.join(d, "out.pcap")
+            with open(src, "wb") as f:
+                f.write(pcap(1, frames))
+            self.assertEqual(ib_pcap(src, dst), 1)
+            with open(dst, "rb") as f:
+                got = f.read()
+        # LINKTYPE_INFINIBAND, the IB packet alone, with its timestamp.
+        self.assertEqual(got, pcap(247, [ib]))
+
+    def test_not_pcap(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "in.pcap")
+            with open(src, "wb") as f:
+                f.write(b"\x0a\x0d\x0d\x0a" + bytes(40))
+            with self.assertRaises(ValueError):
+                ib_pcap(src, os.path.join(d, "out.pcap"))
 
 
 @unittest.skipIf(IBSWITCH is None, "no switch program given")
