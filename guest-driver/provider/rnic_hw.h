@@ -360,12 +360,32 @@ RNIC_SIZE_CHECK(struct rnic_device_attr, 160);
 #define RNIC_DEV_CAP_CLOCK          (1u << 12)  /* RNIC_DB_CLOCK, timestamps */
 #define RNIC_DEV_CAP_SQ_DBREC       (1u << 13)  /* RNIC_QP_FLAG_SQ_DBREC */
 
+/* The IBA's logical port states; Ethernet uses only DOWN and ACTIVE. */
 enum rnic_port_state {
     RNIC_PORT_DOWN = 1,
+    RNIC_PORT_INIT = 2,         /* InfiniBand: link up, not yet armed */
+    RNIC_PORT_ARMED = 3,        /* InfiniBand: armed by the SM */
     RNIC_PORT_ACTIVE = 4,
 };
 
-/* Output of QUERY_PORT. */
+/* rnic_port_attr.link_layer, the device's link-layer property. */
+enum rnic_link_layer {
+    RNIC_LINK_ETHERNET = 0,
+    RNIC_LINK_INFINIBAND = 1,
+};
+
+/* rnic_port_attr.phys_state: the IBA's PortPhysicalState values. */
+enum rnic_phys_state {
+    RNIC_PHYS_POLLING = 2,      /* no link */
+    RNIC_PHYS_LINK_UP = 5,
+};
+
+/*
+ * Output of QUERY_PORT.  The device writes MIN(out_len, 48) bytes and
+ * takes any out_len from RNIC_PORT_ATTR_MIN_SIZE up: a driver that knows
+ * only the first 32 bytes gets exactly what it always got.  Bytes 16 on
+ * are zero when link_layer is RNIC_LINK_ETHERNET.
+ */
 struct rnic_port_attr {
     uint8_t state;              /* enum rnic_port_state */
     uint8_t max_mtu;            /* enum rnic_mtu */
@@ -374,10 +394,22 @@ struct rnic_port_attr {
     rnic_le32 gid_tbl_len;
     rnic_le32 max_msg_sz;
     rnic_le32 link_speed_mbps;
-    rnic_le32 rsvd_16[4];
+    uint8_t link_layer;         /* enum rnic_link_layer */
+    uint8_t phys_state;         /* enum rnic_phys_state; IB only */
+    uint8_t lmc;                /* IB: LID mask count, 0..7 */
+    uint8_t sm_sl;              /* IB: SL to reach the SM */
+    rnic_le16 lid;              /* IB: base LID, 0 until the SM sets it */
+    rnic_le16 sm_lid;           /* IB: the subnet manager's LID */
+    rnic_le32 port_cap_flags;   /* IB: PortInfo.CapabilityMask */
+    rnic_le16 pkey_tbl_len;     /* IB: P_Key table entries */
+    rnic_le16 rsvd_30;
+    rnic_le64 port_guid;        /* IB: the port-guid property */
+    rnic_le64 rsvd_40;
 };
 
-RNIC_SIZE_CHECK(struct rnic_port_attr, 32);
+RNIC_SIZE_CHECK(struct rnic_port_attr, 48);
+
+#define RNIC_PORT_ATTR_MIN_SIZE     32
 
 enum rnic_mtu {
     RNIC_MTU_256 = 1,
@@ -866,6 +898,10 @@ enum rnic_eqe_type {
     RNIC_EQE_EQ_OVERFLOW = 0x0c,    /* obj = eqn whose events were lost */
     RNIC_EQE_DEVICE_FATAL = 0x0d,   /* obj = 0, data = FATAL_CODE; on EQ 0 */
     RNIC_EQE_GID_CHANGE = 0x0e,     /* obj = GID index the device changed */
+    /* InfiniBand ports only; obj = port. */
+    RNIC_EQE_LID_CHANGE = 0x0f,     /* the SM set the LID or the LMC */
+    RNIC_EQE_PKEY_CHANGE = 0x10,    /* the SM changed the P_Key table */
+    RNIC_EQE_SM_CHANGE = 0x11,      /* the SM set the SM LID or SM SL */
 };
 
 #define RNIC_EQE_SIZE               16

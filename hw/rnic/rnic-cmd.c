@@ -268,16 +268,6 @@ void rnic_cmd_refput(uint32_t *refcnt)
     }
 }
 
-static uint64_t rnic_node_guid(RnicState *s)
-{
-    const uint8_t *m = s->conf.macaddr.a;
-
-    /* Modified EUI-64: U/L bit flipped, ff:fe in the middle. */
-    return (uint64_t)(m[0] ^ 2) << 56 | (uint64_t)m[1] << 48 |
-           (uint64_t)m[2] << 40 | 0xffULL << 32 | 0xfeULL << 24 |
-           (uint64_t)m[3] << 16 | (uint64_t)m[4] << 8 | m[5];
-}
-
 static uint8_t cmd_query_device(RnicCmdCtx *c)
 {
     RnicState *s = c->s;
@@ -289,7 +279,7 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
     a.vendor_part_id = cpu_to_le32(s->prop.device_id);
     a.hw_ver = cpu_to_le32(RNIC_PCI_REVISION);
     a.fw_ver = cpu_to_le64((uint64_t)RNIC_ABI_MAJOR << 32 | RNIC_ABI_MINOR);
-    a.node_guid = cpu_to_le64(rnic_node_guid(s));
+    a.node_guid = cpu_to_le64(s->node_guid);
     a.max_mr_size = cpu_to_le64(s->prop.max_mr_size);
     a.page_size_cap = cpu_to_le64(RNIC_PAGE_SIZE_CAP);
     a.max_qp = cpu_to_le32(s->prop.max_qp);
@@ -335,6 +325,7 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
 static uint8_t cmd_query_port(RnicCmdCtx *c)
 {
     uint32_t port = le32_to_cpu(c->cmd->u.query.handle);
+    uint32_t len = le32_to_cpu(c->cmd->u.query.out_len);
     struct rnic_port_attr a = {};
 
     if (port != 1) {
@@ -347,7 +338,12 @@ static uint8_t cmd_query_port(RnicCmdCtx *c)
     a.gid_tbl_len = cpu_to_le32(c->s->prop.max_gid);
     a.max_msg_sz = cpu_to_le32(0x80000000u);
     a.link_speed_mbps = cpu_to_le32(10000);
-    return rnic_cmd_write_out(c, &a, sizeof(a));
+    if (c->s->ib) {
+        rnic_ib_port_attr(c->s, &a);
+    }
+    /* A driver that knows the 32-byte answer gets just that. */
+    return rnic_cmd_write_out(c, &a, MAX(MIN(len, sizeof(a)),
+                                         RNIC_PORT_ATTR_MIN_SIZE));
 }
 
 static uint8_t cmd_set_gid(RnicCmdCtx *c)

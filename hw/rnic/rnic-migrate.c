@@ -1251,6 +1251,45 @@ static bool rnic_cq_bits_ok(void *opaque, int version_id)
     return s->mig_cq_bits == (int32_t)(s->prop.max_cq + 1);
 }
 
+/* The IB port's state; an Ethernet device's stream stays as it was. */
+static bool rnic_ib_needed(void *opaque)
+{
+    RnicState *s = opaque;
+
+    return s->ib;
+}
+
+static const VMStateDescription vmstate_rnic_ib = {
+    .name = "rnic/ib",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = rnic_ib_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(ibp.state, RnicState),
+        VMSTATE_UINT8(ibp.lmc, RnicState),
+        VMSTATE_UINT8(ibp.sm_sl, RnicState),
+        VMSTATE_UINT8(ibp.mkey_prot, RnicState),
+        VMSTATE_UINT16(ibp.lid, RnicState),
+        VMSTATE_UINT16(ibp.sm_lid, RnicState),
+        VMSTATE_UINT16(ibp.mkey_lease, RnicState),
+        VMSTATE_UINT8(ibp.neighbor_mtu, RnicState),
+        VMSTATE_UINT8(ibp.subnet_timeout, RnicState),
+        VMSTATE_UINT8(ibp.client_rereg, RnicState),
+        VMSTATE_UINT8(ibp.resp_time, RnicState),
+        VMSTATE_UINT64(ibp.mkey, RnicState),
+        VMSTATE_UINT64(ibp.gid_prefix, RnicState),
+        VMSTATE_UINT16(ibp.mkey_viol, RnicState),
+        VMSTATE_UINT16(ibp.pkey_viol, RnicState),
+        VMSTATE_UINT16(ibp.qkey_viol, RnicState),
+        VMSTATE_UINT16_ARRAY(ibp.pkey, RnicState, RNIC_PKEY_BLOCK),
+        VMSTATE_UINT8_ARRAY(ibp.sl2vl, RnicState, 16),
+        VMSTATE_UINT8_2DARRAY(ibp.vlarb, RnicState, 4,
+                              RNIC_IB_VLARB_ENTRIES * 2),
+        VMSTATE_UINT32(ibp.events, RnicState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 const VMStateDescription vmstate_rnic = {
     .name = "rnic",
     .version_id = 1,
@@ -1302,6 +1341,10 @@ const VMStateDescription vmstate_rnic = {
          */
         VMSTATE_UINT64(mig_host_mem_src, RnicState),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_rnic_ib,
+        NULL
     },
 };
 

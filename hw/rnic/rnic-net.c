@@ -586,6 +586,11 @@ void rnic_net_link_status_changed(NetClientState *nc)
         s->status &= ~RNIC_STATUS_LINK_UP;
     }
     trace_rnic_net_link(up);
+    if (s->ib) {
+        /* The port's state, not the link's, makes an IB port's events. */
+        rnic_ib_link_changed(s, up);
+        return;
+    }
     /*
      * A QMP set_link is no place for DMA: the event is the bottom half's,
      * which posts the state the link has when it runs.

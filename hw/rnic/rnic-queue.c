@@ -47,6 +47,9 @@ static const char *const rnic_eqe_names[] = {
     [RNIC_EQE_EQ_OVERFLOW] = "EQ_OVERFLOW",
     [RNIC_EQE_DEVICE_FATAL] = "DEVICE_FATAL",
     [RNIC_EQE_GID_CHANGE] = "GID_CHANGE",
+    [RNIC_EQE_LID_CHANGE] = "LID_CHANGE",
+    [RNIC_EQE_PKEY_CHANGE] = "PKEY_CHANGE",
+    [RNIC_EQE_SM_CHANGE] = "SM_CHANGE",
 };
 
 static const char *eqe_str(uint8_t type)
@@ -755,6 +758,9 @@ void rnic_bh(void *opaque)
         s->link_events--;
         rnic_eq_post(s, 0, up ? RNIC_EQE_PORT_ACTIVE : RNIC_EQE_PORT_DOWN,
                      1, 0);
+    }
+    if (s->ibp.events) {
+        rnic_ib_post_events(s);
     }
     rnic_db_run(s);
     /* Injected faults before the work they may fail. */

@@ -104,6 +104,15 @@ static bool rnic_check_props(RnicState *s, Error **errp)
                    s->prop.vendor_id);
         return false;
     }
+    if (!s->prop.link_layer || !strcmp(s->prop.link_layer, "ethernet")) {
+        s->ib = false;
+    } else if (!strcmp(s->prop.link_layer, "infiniband")) {
+        s->ib = true;
+    } else {
+        error_setg(errp, "rnic: link-layer=%s is neither ethernet nor "
+                   "infiniband", s->prop.link_layer);
+        return false;
+    }
     return true;
 }
 
@@ -188,6 +197,7 @@ void rnic_reset(RnicState *s)
     s->sweep_next = 0;
     s->reset_pending = false;
     s->link_events = 0;
+    rnic_ib_reset(s);
     rnic_inject_reset(s);
     rnic_net_reset(s);
     rnic_regs_reset(s);
@@ -254,6 +264,7 @@ static void rnic_realize(PCIDevice *pdev, Error **errp)
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
     s->link_up = !qemu_get_queue(s->nic)->link_down;
     s->status = s->link_up ? RNIC_STATUS_LINK_UP : 0;
+    rnic_ib_realize(s);
 
     rnic_net_reset(s);
     rnic_regs_reset(s);
@@ -375,6 +386,9 @@ static const Property rnic_properties[] = {
     DEFINE_PROP_PERCENT("ce-mark", prop.ce_mark),
     DEFINE_PROP_SIZE("max-host-mem", RnicState, prop.max_host_mem,
                      256 * MiB),
+    DEFINE_PROP_STRING("link-layer", RnicState, prop.link_layer),
+    DEFINE_PROP_UINT64("node-guid", RnicState, prop.node_guid, 0),
+    DEFINE_PROP_UINT64("port-guid", RnicState, prop.port_guid, 0),
 };
 
 /* What `-device rnic,help` says of each property of our own. */
@@ -427,6 +441,10 @@ static const struct {
                  "CE, as a congested switch would (uses fault-seed)" },
     { "max-host-mem", "host memory the guest's objects may make the device "
                       "allocate (page lists, QP state); more is refused" },
+    { "link-layer", "ethernet (RoCE, the default) or infiniband (LRH "
+                    "framing, LIDs from a subnet manager)" },
+    { "node-guid", "node GUID (0: the MAC's modified EUI-64)" },
+    { "port-guid", "port 1's GUID (0: the node GUID)" },
 };
 
 static void rnic_class_init(ObjectClass *klass, void *data)

@@ -42,6 +42,7 @@
 #include "qemu/queue.h"
 #include "system/runstate.h"
 #include "rnic_hw.h"
+#include "rnic-smp.h"
 
 #define TYPE_RNIC "rnic"
 OBJECT_DECLARE_SIMPLE_TYPE(RnicState, RNIC)
@@ -375,6 +376,44 @@ typedef struct RnicInject {
     uint64_t done[RNIC_INJ_MAX];
 } RnicInject;
 
+/*
+ * An InfiniBand port's management state, what its SMA reports and the SM
+ * sets (PortInfo and the tables).  Unused on Ethernet.
+ */
+#define RNIC_IB_VLS             4       /* data VLs: VL0..VL3, and VL15 */
+#define RNIC_IB_VLARB_ENTRIES   32      /* per VLArbitrationTable block */
+
+/* Port events the bottom half owes EQ 0, RNIC_IB_EV_* bits. */
+#define RNIC_IB_EV_ACTIVE       (1u << 0)
+#define RNIC_IB_EV_DOWN         (1u << 1)
+#define RNIC_IB_EV_LID          (1u << 2)
+#define RNIC_IB_EV_PKEY         (1u << 3)
+#define RNIC_IB_EV_SM           (1u << 4)
+
+typedef struct RnicIbPort {
+    uint8_t state;              /* enum rnic_port_state */
+    uint8_t lmc;                /* 0..7 */
+    uint8_t sm_sl;              /* 0..15 */
+    uint8_t mkey_prot;          /* M_KeyProtectBits, 0..3 */
+    uint16_t lid;
+    uint16_t sm_lid;
+    uint16_t mkey_lease;
+    uint8_t neighbor_mtu;       /* enum rnic_mtu */
+    uint8_t subnet_timeout;
+    uint8_t client_rereg;
+    uint8_t resp_time;
+    uint64_t mkey;
+    uint64_t gid_prefix;
+    uint16_t mkey_viol;
+    uint16_t pkey_viol;
+    uint16_t qkey_viol;
+    uint16_t pkey[RNIC_PKEY_BLOCK];
+    uint8_t sl2vl[16];          /* VL of each SL */
+    /* VLArbitrationTable blocks 1..4: low 1-32, low 33-64, high 1-32, ... */
+    uint8_t vlarb[4][RNIC_IB_VLARB_ENTRIES * 2];
+    uint32_t events;            /* RNIC_IB_EV_*, posted by the bottom half */
+} RnicIbPort;
+
 struct RnicState {
     PCIDevice parent_obj;
 
@@ -422,7 +461,14 @@ struct RnicState {
         bool selective_repeat;  /* RC resends only what a NAK names */
         uint32_t ce_mark;       /* of those, percentage marked CE */
         uint64_t max_host_mem;  /* bytes of host memory for guest objects */
+        char *link_layer;       /* "ethernet" or "infiniband" */
+        uint64_t node_guid;     /* 0: the MAC's EUI-64 */
+        uint64_t port_guid;     /* 0: the node GUID */
     } prop;
+    bool ib;                    /* link-layer=infiniband */
+    uint64_t node_guid;         /* the properties, defaults applied */
+    uint64_t port_guid;
+    RnicIbPort ibp;             /* the IB port's management state */
 
     /* Registers. */
     uint32_t ctrl;
@@ -551,6 +597,13 @@ MemTxResult rnic_dma_write(RnicState *s, dma_addr_t addr, const void *buf,
                            dma_addr_t len);
 void rnic_pm_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                           int len);
+
+/* rnic-sma.c: the InfiniBand port and its management agents. */
+void rnic_ib_realize(RnicState *s);     /* GUIDs from the properties */
+void rnic_ib_reset(RnicState *s);       /* the port's power-on state */
+void rnic_ib_link_changed(RnicState *s, bool up);
+void rnic_ib_post_events(RnicState *s); /* bottom half: port events */
+void rnic_ib_port_attr(RnicState *s, struct rnic_port_attr *a);
 
 /* rnic-inject.c: hooks where the armed faults take effect. */
 void rnic_inject_init(RnicState *s);    /* realize */

@@ -611,7 +611,7 @@ static void test_cmd_query_short(void *obj, void *data,
                                  sizeof(struct rnic_device_attr) - 1),
                      ==, RNIC_CMD_ERR_PARAM);
     g_assert_cmpuint(qrnic_query(e.r, RNIC_CMD_QUERY_PORT, 1, buf,
-                                 sizeof(struct rnic_port_attr) - 1),
+                                 RNIC_PORT_ATTR_MIN_SIZE - 1),
                      ==, RNIC_CMD_ERR_PARAM);
     g_assert_cmpuint(qrnic_query(e.r, RNIC_CMD_QUERY_QP, e.qp.qpn, buf,
                                  sizeof(struct rnic_qp_attr) - 1),
