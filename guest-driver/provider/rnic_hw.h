@@ -270,6 +270,7 @@ enum rnic_cmd_opcode {
     RNIC_CMD_RESIZE_SRQ     = 0x54,
     RNIC_CMD_ALLOC_MW       = 0x60,
     RNIC_CMD_DEALLOC_MW     = 0x61,
+    RNIC_CMD_MAD_IFC        = 0x70,
 };
 
 /* Command completion status, in rnic_cmd_resp.status. */
@@ -427,6 +428,32 @@ struct rnic_cmd_query {
 };
 
 RNIC_SIZE_CHECK(struct rnic_cmd_query, 16);
+
+/*
+ * MAD_IFC: the device's management agents (the SMA and the PMA of an
+ * InfiniBand port) answer one management datagram.  The driver passes
+ * a MAD it received, or one of its own, and gets the response MAD.
+ */
+#define RNIC_MAD_SIZE               256
+
+#define RNIC_MAD_IFC_QP0            (1u << 0)   /* arrived on QP0 */
+#define RNIC_MAD_IFC_IGNORE_MKEY    (1u << 1)   /* the driver's own query */
+#define RNIC_MAD_IFC_FLAGS \
+    (RNIC_MAD_IFC_QP0 | RNIC_MAD_IFC_IGNORE_MKEY)
+
+struct rnic_cmd_mad_ifc {
+    rnic_le64 in_addr;          /* RNIC_MAD_SIZE bytes: the MAD */
+    rnic_le64 out_addr;         /* RNIC_MAD_SIZE bytes: the response */
+    uint8_t port;               /* 1 */
+    uint8_t flags;              /* RNIC_MAD_IFC_* */
+    rnic_le16 slid;             /* the LRH's SLID the MAD came with */
+    rnic_le32 rsvd_20;
+};
+
+RNIC_SIZE_CHECK(struct rnic_cmd_mad_ifc, 24);
+
+/* MAD_IFC's rnic_cmd_resp.out[RNIC_OUT_MAD_REPLY]: a response was written. */
+#define RNIC_OUT_MAD_REPLY          0
 
 /*
  * A v1 GID holds any 16 bytes (an IPv4-mapped, IPv6 or link-local GID);
@@ -872,6 +899,7 @@ struct rnic_cmd {
         struct rnic_cmd_mcast mcast;
         struct rnic_cmd_create_flow create_flow;
         struct rnic_cmd_set_rss set_rss;
+        struct rnic_cmd_mad_ifc mad_ifc;
         uint8_t raw[208];
     } u;
     struct rnic_cmd_resp resp;

@@ -1201,6 +1201,7 @@ static const RnicCmdDesc rnic_cmds[256] = {
     [RNIC_CMD_QUERY_SRQ] = { "QUERY_SRQ", cmd_query_srq },
     [RNIC_CMD_ALLOC_MW] = { "ALLOC_MW", cmd_alloc_mw },
     [RNIC_CMD_DEALLOC_MW] = { "DEALLOC_MW", cmd_dealloc_mw },
+    [RNIC_CMD_MAD_IFC] = { "MAD_IFC", rnic_cmd_mad_ifc },
 };
 
 const char *rnic_cmd_opc_str(uint8_t opcode)

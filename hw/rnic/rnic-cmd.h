@@ -88,4 +88,6 @@ uint8_t rnic_cmd_create_flow(RnicCmdCtx *c);
 uint8_t rnic_cmd_destroy_flow(RnicCmdCtx *c);
 uint8_t rnic_cmd_set_rss(RnicCmdCtx *c);
 
+uint8_t rnic_cmd_mad_ifc(RnicCmdCtx *c);
+
 #endif /* HW_RNIC_CMD_H */

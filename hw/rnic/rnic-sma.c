@@ -6,7 +6,16 @@
  * With link-layer=infiniband the device's port has the state a subnet
  * manager reads and sets: a logical state (DOWN, INIT, ARMED, ACTIVE)
  * over the netdev's link, a LID and LMC, the SM's LID and SL, a P_Key
- * table, an M_Key and the SL to VL and VL arbitration tables.
+ * table, an M_Key and the SL to VL and VL arbitration tables.  The
+ * MAD_IFC command hands this file one management datagram, which the
+ * subnet management agent (SMA) or the performance management agent
+ * (PMA) answers, as a real HCA's firmware does.
+ *
+ * Two kinds of refusal: a bad command (wrong port, unknown flags, a DMA
+ * address that fails) is the guest's error and gets an RNIC_CMD_ERR_*
+ * status; a bad MAD came from the fabric, so it gets a MAD status in
+ * the response, or no response where the IBA says to drop it, and a
+ * trace event either way.
  */
 
 #include "qemu/osdep.h"
@@ -14,6 +23,7 @@
 #include "qemu/bswap.h"
 #include "qemu/cutils.h"
 #include "rnic.h"
+#include "rnic-cmd.h"
 #include "trace.h"
 
 #define RNIC_IB_PERMISSIVE_LID  0xffff
@@ -162,4 +172,585 @@ void rnic_ib_port_attr(RnicState *s, struct rnic_port_attr *a)
     a->port_cap_flags = cpu_to_le32(RNIC_SMA_CAP_MASK);
     a->pkey_tbl_len = cpu_to_le16(RNIC_PKEY_BLOCK);
     a->port_guid = cpu_to_le64(s->port_guid);
+}
+
+/* ---- the subnet management agent ---- */
+
+/* One MAD, with the handler's verdict. */
+typedef struct RnicMad {
+    uint8_t b[RNIC_MAD_SIZE];
+    uint16_t status;            /* MAD status of the answer */
+    bool reply;                 /* false: dropped, nothing written */
+    bool ignore_mkey;
+} RnicMad;
+
+static uint16_t mad_get16(const RnicMad *m, unsigned off)
+{
+    return lduw_be_p(m->b + off);
+}
+
+static uint32_t mad_get32(const RnicMad *m, unsigned off)
+{
+    return ldl_be_p(m->b + off);
+}
+
+static uint64_t mad_get64(const RnicMad *m, unsigned off)
+{
+    return ldq_be_p(m->b + off);
+}
+
+static void mad_fail(RnicMad *m, uint16_t status, const char *why)
+{
+    trace_rnic_sma_status(m->b[RNIC_MAD_MGMT_CLASS],
+                          mad_get16(m, RNIC_MAD_ATTR_ID),
+                          mad_get32(m, RNIC_MAD_ATTR_MOD), status, why);
+    m->status = status;
+}
+
+static void mad_drop(RnicMad *m, const char *why)
+{
+    trace_rnic_sma_drop(m->b[RNIC_MAD_MGMT_CLASS], m->b[RNIC_MAD_METHOD],
+                        mad_get16(m, RNIC_MAD_ATTR_ID), why);
+    m->reply = false;
+}
+
+static void sma_node_info(RnicState *s, uint8_t *d)
+{
+    d[RNIC_NI_BASE_VERSION] = 1;
+    d[RNIC_NI_CLASS_VERSION] = 1;
+    d[RNIC_NI_NODE_TYPE] = RNIC_NODE_TYPE_CA;
+    d[RNIC_NI_NUM_PORTS] = 1;
+    stq_be_p(d + RNIC_NI_SYS_GUID, s->node_guid);
+    stq_be_p(d + RNIC_NI_NODE_GUID, s->node_guid);
+    stq_be_p(d + RNIC_NI_PORT_GUID, s->port_guid);
+    stw_be_p(d + RNIC_NI_PARTITION_CAP, RNIC_PKEY_BLOCK);
+    stw_be_p(d + RNIC_NI_DEVICE_ID, s->prop.device_id);
+    stl_be_p(d + RNIC_NI_REVISION, RNIC_PCI_REVISION);
+    /* LocalPortNum and VendorID share a word: port 1, then 24 bits. */
+    stl_be_p(d + RNIC_NI_LOCAL_PORT, 1u << 24 | s->prop.vendor_id);
+}
+
+static void sma_port_info(RnicState *s, uint8_t *d, bool hide_mkey)
+{
+    const RnicIbPort *p = &s->ibp;
+    uint8_t phys = s->link_up ? RNIC_PHYS_LINK_UP : RNIC_PHYS_POLLING;
+
+    stq_be_p(d + RNIC_PI_MKEY, hide_mkey ? 0 : p->mkey);
+    stq_be_p(d + RNIC_PI_GID_PREFIX, p->gid_prefix);
+    stw_be_p(d + RNIC_PI_LID, p->lid);
+    stw_be_p(d + RNIC_PI_SM_LID, p->sm_lid);
+    stl_be_p(d + RNIC_PI_CAP_MASK, RNIC_SMA_CAP_MASK);
+    stw_be_p(d + RNIC_PI_MKEY_LEASE, p->mkey_lease);
+    d[RNIC_PI_LOCAL_PORT] = 1;
+    d[RNIC_PI_WIDTH_ENABLED] = RNIC_SMA_WIDTH_4X;
+    d[RNIC_PI_WIDTH_SUPPORTED] = RNIC_SMA_WIDTH_4X;
+    d[RNIC_PI_WIDTH_ACTIVE] = RNIC_SMA_WIDTH_4X;
+    d[RNIC_PI_SPEED_SUP_STATE] = RNIC_SMA_SPEEDS << 4 | p->state;
+    d[RNIC_PI_PHYS_DOWNDEF] = phys << 4 | RNIC_SMA_DOWN_POLL;
+    d[RNIC_PI_MKEYPROT_LMC] = p->mkey_prot << 6 | p->lmc;
+    d[RNIC_PI_SPEED_ACT_EN] = RNIC_SMA_SPEED_QDR << 4 | RNIC_SMA_SPEEDS;
+    d[RNIC_PI_NMTU_SMSL] = p->neighbor_mtu << 4 | p->sm_sl;
+    d[RNIC_PI_VLCAP_INIT] = RNIC_SMA_VL_CAP << 4;
+    d[RNIC_PI_VLARB_HIGH_CAP] = RNIC_SMA_VLARB_CAP;
+    d[RNIC_PI_VLARB_LOW_CAP] = RNIC_SMA_VLARB_CAP;
+    d[RNIC_PI_INITREPLY_MTUCAP] = RNIC_MTU_4096;
+    d[RNIC_PI_OPVLS_ENF] = RNIC_SMA_VL_CAP << 4;
+    stw_be_p(d + RNIC_PI_MKEY_VIOL, p->mkey_viol);
+    stw_be_p(d + RNIC_PI_PKEY_VIOL, p->pkey_viol);
+    stw_be_p(d + RNIC_PI_QKEY_VIOL, p->qkey_viol);
+    d[RNIC_PI_GUID_CAP] = 1;
+    d[RNIC_PI_REREG_TIMEOUT] = p->subnet_timeout & 0x1f;
+    d[RNIC_PI_RESP_TIME] = p->resp_time & 0x1f;
+}
+
+/*
+ * A Set of PortInfo: every field is checked before any is applied, so a
+ * refused Set changes nothing.  PortState follows the IBA's rules: Down
+ * from any state (the link retrains, so the port is back in INIT if the
+ * link is up), Armed from INIT or ARMED, Active from ARMED or ACTIVE.
+ */
+static void sma_set_port_info(RnicState *s, RnicMad *m, const uint8_t *d)
+{
+    RnicIbPort *p = &s->ibp;
+    uint16_t lid = lduw_be_p(d + RNIC_PI_LID);
+    uint16_t sm_lid = lduw_be_p(d + RNIC_PI_SM_LID);
+    uint8_t state = d[RNIC_PI_SPEED_SUP_STATE] & 0xf;
+    uint8_t lmc = d[RNIC_PI_MKEYPROT_LMC] & 7;
+    uint8_t sm_sl = d[RNIC_PI_NMTU_SMSL] & 0xf;
+    uint8_t nmtu = d[RNIC_PI_NMTU_SMSL] >> 4;
+    uint8_t next = p->state;
+
+    if (lid >= RNIC_IB_MCAST_LID_MIN) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "LID is multicast");
+        return;
+    }
+    if (sm_lid >= RNIC_IB_MCAST_LID_MIN) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "SM LID is multicast");
+        return;
+    }
+    if (nmtu && (nmtu < RNIC_MTU_256 || nmtu > RNIC_MTU_4096)) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "NeighborMTU");
+        return;
+    }
+    switch (state) {
+    case RNIC_PI_STATE_NOP:
+        break;
+    case RNIC_PORT_DOWN:
+        next = s->link_up ? RNIC_PORT_INIT : RNIC_PORT_DOWN;
+        break;
+    case RNIC_PORT_ARMED:
+        if (p->state != RNIC_PORT_INIT && p->state != RNIC_PORT_ARMED) {
+            mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "Armed not from Init");
+            return;
+        }
+        next = RNIC_PORT_ARMED;
+        break;
+    case RNIC_PORT_ACTIVE:
+        if (p->state != RNIC_PORT_ARMED && p->state != RNIC_PORT_ACTIVE) {
+            mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "Active not from Armed");
+            return;
+        }
+        next = RNIC_PORT_ACTIVE;
+        break;
+    default:
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "PortState");
+        return;
+    }
+
+    if (lid != p->lid || lmc != p->lmc) {
+        p->events |= RNIC_IB_EV_LID;
+    }
+    if (sm_lid != p->sm_lid || sm_sl != p->sm_sl) {
+        p->events |= RNIC_IB_EV_SM;
+    }
+    p->mkey = ldq_be_p(d + RNIC_PI_MKEY);
+    p->gid_prefix = ldq_be_p(d + RNIC_PI_GID_PREFIX);
+    p->lid = lid;
+    p->sm_lid = sm_lid;
+    p->mkey_lease = lduw_be_p(d + RNIC_PI_MKEY_LEASE);
+    p->mkey_prot = d[RNIC_PI_MKEYPROT_LMC] >> 6;
+    p->lmc = lmc;
+    p->sm_sl = sm_sl;
+    if (nmtu) {
+        p->neighbor_mtu = nmtu;
+    }
+    p->subnet_timeout = d[RNIC_PI_REREG_TIMEOUT] & 0x1f;
+    trace_rnic_sma_port_info_set(lid, lmc, sm_lid, sm_sl, next);
+    /* Events before a state change, which may schedule them. */
+    if (p->events) {
+        rnic_schedule(s);
+    }
+    rnic_ib_set_state(s, next);
+}
+
+static void sma_pkey_table(RnicState *s, RnicMad *m, uint8_t *d, bool set)
+{
+    RnicIbPort *p = &s->ibp;
+    unsigned i;
+
+    if (mad_get32(m, RNIC_MAD_ATTR_MOD) != 0) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "P_Key block");
+        return;
+    }
+    if (set) {
+        bool changed = false;
+
+        for (i = 0; i < RNIC_PKEY_BLOCK; i++) {
+            uint16_t k = lduw_be_p(d + 2 * i);
+
+            changed |= k != p->pkey[i];
+            p->pkey[i] = k;
+        }
+        if (changed) {
+            p->events |= RNIC_IB_EV_PKEY;
+            rnic_schedule(s);
+        }
+    }
+    for (i = 0; i < RNIC_PKEY_BLOCK; i++) {
+        stw_be_p(d + 2 * i, p->pkey[i]);
+    }
+}
+
+static void sma_sl2vl(RnicState *s, RnicMad *m, uint8_t *d, bool set)
+{
+    RnicIbPort *p = &s->ibp;
+    unsigned i;
+
+    if (mad_get32(m, RNIC_MAD_ATTR_MOD) != 0) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "SL2VL modifier");
+        return;
+    }
+    if (set) {
+        /* Each VL an operational one, or 15: packets of that SL drop. */
+        for (i = 0; i < 16; i++) {
+            uint8_t vl = (d[i / 2] >> (i & 1 ? 0 : 4)) & 0xf;
+
+            if (vl > RNIC_SMA_VL_CAP && vl != 15) {
+                mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "SL2VL VL");
+                return;
+            }
+        }
+        for (i = 0; i < 16; i++) {
+            p->sl2vl[i] = (d[i / 2] >> (i & 1 ? 0 : 4)) & 0xf;
+        }
+    }
+    for (i = 0; i < 8; i++) {
+        d[i] = p->sl2vl[2 * i] << 4 | p->sl2vl[2 * i + 1];
+    }
+}
+
+static void sma_vlarb(RnicState *s, RnicMad *m, uint8_t *d, bool set)
+{
+    RnicIbPort *p = &s->ibp;
+    uint32_t mod = mad_get32(m, RNIC_MAD_ATTR_MOD);
+    uint32_t block = mod >> 16;
+    unsigned i;
+
+    /* Blocks 1..4; a CA's port field is ignored. */
+    if (block < 1 || block > 4) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "VLArbitration block");
+        return;
+    }
+    if (set) {
+        for (i = 0; i < RNIC_IB_VLARB_ENTRIES; i++) {
+            if ((d[2 * i] & 0xf) > RNIC_SMA_VL_CAP) {
+                mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "VLArbitration VL");
+                return;
+            }
+        }
+        for (i = 0; i < RNIC_IB_VLARB_ENTRIES; i++) {
+            p->vlarb[block - 1][2 * i] = d[2 * i] & 0xf;
+            p->vlarb[block - 1][2 * i + 1] = d[2 * i + 1];
+        }
+    }
+    memcpy(d, p->vlarb[block - 1], sizeof(p->vlarb[0]));
+}
+
+/*
+ * M_Key (IBA 14.2.4): with a nonzero M_Key and a MAD that does not carry
+ * it, a Set fails, and so does a Get when the protection bits are 2 or
+ * more; protection bits 1 let the Get through with the M_Key hidden.
+ * Failures are dropped unanswered and counted in PortInfo.
+ */
+static bool sma_mkey_ok(RnicState *s, RnicMad *m, bool *hide)
+{
+    RnicIbPort *p = &s->ibp;
+    bool set = m->b[RNIC_MAD_METHOD] == RNIC_MAD_METHOD_SET;
+
+    *hide = false;
+    if (m->ignore_mkey || !p->mkey ||
+        mad_get64(m, RNIC_SMP_MKEY) == p->mkey) {
+        return true;
+    }
+    if (!set && p->mkey_prot == 0) {
+        return true;
+    }
+    if (!set && p->mkey_prot == 1) {
+        *hide = true;
+        return true;
+    }
+    if (p->mkey_viol < UINT16_MAX) {
+        p->mkey_viol++;
+    }
+    mad_drop(m, "M_Key mismatch");
+    return false;
+}
+
+/*
+ * Directed-route SMPs at a CA, which forwards nothing (IBA 14.2.2).
+ * Outbound (D clear) the SMP is for us when the hop pointer is one past
+ * the hop count, or equal to it with a permissive DrDLID (the directed
+ * part ends here; we write the in-port into the return path).  Returning
+ * (D set) it is for us, as the SM's node, when the hop pointer is 0, or
+ * 1 with a permissive DrSLID.  Anything else is dropped.
+ */
+static bool sma_dr_ok(RnicMad *m, uint8_t in_port)
+{
+    uint8_t ptr = m->b[RNIC_MAD_HOP_PTR];
+    uint8_t cnt = m->b[RNIC_MAD_HOP_CNT];
+    bool returning = mad_get16(m, RNIC_MAD_STATUS) & RNIC_SMP_DIRECTION;
+
+    if (cnt > RNIC_SMP_MAX_HOPS) {
+        mad_drop(m, "hop count over 63");
+        return false;
+    }
+    if (!returning) {
+        if (cnt && ptr == 0) {
+            mad_drop(m, "outbound hop pointer 0");
+            return false;
+        }
+        if (ptr == cnt) {
+            if (mad_get16(m, RNIC_SMP_DR_DLID) != RNIC_IB_PERMISSIVE_LID) {
+                mad_drop(m, "LID-routed part after a CA");
+                return false;
+            }
+            if (cnt) {
+                m->b[RNIC_SMP_RETURN_PATH + ptr] = in_port;
+            }
+            return true;
+        }
+        if (ptr == cnt + 1) {
+            return true;
+        }
+        mad_drop(m, ptr < cnt ? "a CA does not forward" : "hop pointer");
+        return false;
+    }
+    if (ptr == 0) {
+        return true;
+    }
+    if (ptr == 1 && cnt &&
+        mad_get16(m, RNIC_SMP_DR_SLID) == RNIC_IB_PERMISSIVE_LID) {
+        return true;
+    }
+    mad_drop(m, "returning SMP not for a CA");
+    return false;
+}
+
+static void sma_handle(RnicState *s, RnicMad *m, uint8_t in_port)
+{
+    uint8_t cls = m->b[RNIC_MAD_MGMT_CLASS];
+    uint8_t method = m->b[RNIC_MAD_METHOD];
+    uint16_t attr = mad_get16(m, RNIC_MAD_ATTR_ID);
+    uint32_t mod = mad_get32(m, RNIC_MAD_ATTR_MOD);
+    uint8_t *d = m->b + RNIC_SMP_DATA;
+    bool set = method == RNIC_MAD_METHOD_SET;
+    bool hide;
+
+    if (cls == RNIC_MGMT_CLASS_SUBN_DR && !sma_dr_ok(m, in_port)) {
+        return;
+    }
+    if (m->b[RNIC_MAD_CLASS_VERSION] != 1) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VERSION, "class version");
+        return;
+    }
+    if (method != RNIC_MAD_METHOD_GET && !set) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_METHOD, "method");
+        return;
+    }
+    if (!sma_mkey_ok(s, m, &hide)) {
+        return;
+    }
+    if (!set) {
+        memset(d, 0, RNIC_SMP_DATA_LEN);
+    }
+    switch (attr) {
+    case RNIC_SMP_ATTR_NODE_DESC:
+        if (set) {
+            break;
+        }
+        pstrcpy((char *)d, RNIC_SMP_DATA_LEN, "rnic");
+        return;
+    case RNIC_SMP_ATTR_NODE_INFO:
+        if (set) {
+            break;
+        }
+        sma_node_info(s, d);
+        return;
+    case RNIC_SMP_ATTR_GUID_INFO:
+        if (mod != 0) {
+            mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "GUIDInfo block");
+            return;
+        }
+        /* GUIDCap is 1: a Set has only the read-only entry 0 to set. */
+        memset(d, 0, RNIC_SMP_DATA_LEN);
+        stq_be_p(d, s->port_guid);
+        return;
+    case RNIC_SMP_ATTR_PORT_INFO:
+        /* 0 is the port the SMP came in by; a CA has port 1 only. */
+        if (mod > 1) {
+            mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "PortInfo port");
+            return;
+        }
+        if (set) {
+            sma_set_port_info(s, m, d);
+            if (m->status) {
+                return;
+            }
+            memset(d, 0, RNIC_SMP_DATA_LEN);
+        }
+        sma_port_info(s, d, hide);
+        return;
+    case RNIC_SMP_ATTR_PKEY_TABLE:
+        sma_pkey_table(s, m, d, set);
+        return;
+    case RNIC_SMP_ATTR_SL2VL_TABLE:
+        sma_sl2vl(s, m, d, set);
+        return;
+    case RNIC_SMP_ATTR_VL_ARB_TABLE:
+        sma_vlarb(s, m, d, set);
+        return;
+    default:
+        break;
+    }
+    mad_fail(m, RNIC_MAD_STATUS_BAD_ATTR, set ? "Set of attribute" :
+             "attribute");
+}
+
+/* ---- the performance management agent ---- */
+
+static uint32_t pma_sat32(uint64_t v)
+{
+    return MIN(v, UINT32_MAX);
+}
+
+static uint64_t pma_cnt(RnicState *s, unsigned idx)
+{
+    return s->cnt[idx];
+}
+
+static void pma_port_counters(RnicState *s, uint8_t *d)
+{
+    uint64_t rcv_err = pma_cnt(s, RNIC_CNT_RX_ICRC_ERR) +
+                       pma_cnt(s, RNIC_CNT_RX_DROPPED);
+
+    stw_be_p(d + 8, MIN(rcv_err, UINT16_MAX));
+    stw_be_p(d + 14, MIN(pma_cnt(s, RNIC_CNT_TX_LOSS_INJECTED), UINT16_MAX));
+    /* Data counters count 32-bit words, and stop at their maximum. */
+    stl_be_p(d + 24, pma_sat32(pma_cnt(s, RNIC_CNT_TX_BYTES) / 4));
+    stl_be_p(d + 28, pma_sat32(pma_cnt(s, RNIC_CNT_RX_BYTES) / 4));
+    stl_be_p(d + 32, pma_sat32(pma_cnt(s, RNIC_CNT_TX_PKTS)));
+    stl_be_p(d + 36, pma_sat32(pma_cnt(s, RNIC_CNT_RX_PKTS)));
+}
+
+static void pma_port_counters_ext(RnicState *s, uint8_t *d)
+{
+    stq_be_p(d + 8, pma_cnt(s, RNIC_CNT_TX_BYTES) / 4);
+    stq_be_p(d + 16, pma_cnt(s, RNIC_CNT_RX_BYTES) / 4);
+    stq_be_p(d + 24, pma_cnt(s, RNIC_CNT_TX_PKTS));
+    stq_be_p(d + 32, pma_cnt(s, RNIC_CNT_RX_PKTS));
+}
+
+/*
+ * Get only: the counters are the device's own, which the host reads too,
+ * so a PerfMgt Set (clear) is refused as an unsupported method.
+ */
+static void pma_handle(RnicState *s, RnicMad *m)
+{
+    uint16_t attr = mad_get16(m, RNIC_MAD_ATTR_ID);
+    uint8_t *d = m->b + RNIC_PMA_DATA;
+    uint8_t port_select = d[1];
+
+    if (m->b[RNIC_MAD_CLASS_VERSION] != 1) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VERSION, "class version");
+        return;
+    }
+    if (m->b[RNIC_MAD_METHOD] != RNIC_MAD_METHOD_GET) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_METHOD, "method");
+        return;
+    }
+    switch (attr) {
+    case RNIC_PMA_ATTR_CLASS_PORT_INFO:
+        memset(d, 0, RNIC_MAD_SIZE - RNIC_PMA_DATA);
+        d[0] = 1;
+        d[1] = 1;
+        stw_be_p(d + 2, RNIC_PMA_CAP_EXT_WIDTH);
+        stl_be_p(d + 4, RNIC_PMA_RESP_TIME);
+        return;
+    case RNIC_PMA_ATTR_PORT_COUNTERS:
+    case RNIC_PMA_ATTR_PORT_COUNTERS_EXT:
+        if (port_select != 1) {
+            mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "PortSelect");
+            return;
+        }
+        memset(d + 2, 0, RNIC_MAD_SIZE - RNIC_PMA_DATA - 2);
+        if (attr == RNIC_PMA_ATTR_PORT_COUNTERS) {
+            pma_port_counters(s, d);
+        } else {
+            pma_port_counters_ext(s, d);
+        }
+        return;
+    default:
+        mad_fail(m, RNIC_MAD_STATUS_BAD_ATTR, "attribute");
+    }
+}
+
+/* ---- MAD_IFC ---- */
+
+static void mad_process(RnicState *s, RnicMad *m, bool qp0, uint16_t slid)
+{
+    uint8_t cls = m->b[RNIC_MAD_MGMT_CLASS];
+    uint8_t method = m->b[RNIC_MAD_METHOD];
+    bool smp = cls == RNIC_MGMT_CLASS_SUBN_LID ||
+               cls == RNIC_MGMT_CLASS_SUBN_DR;
+    uint16_t st;
+
+    trace_rnic_sma_mad(cls, method, mad_get16(m, RNIC_MAD_ATTR_ID),
+                       mad_get32(m, RNIC_MAD_ATTR_MOD), slid, qp0);
+    m->reply = true;
+    m->status = 0;
+    /* Responses and trap represses need no answer; no agent sent one. */
+    if (method & RNIC_MAD_METHOD_RESP ||
+        method == RNIC_MAD_METHOD_TRAP_REPRESS) {
+        mad_drop(m, "response method");
+        return;
+    }
+    if (smp && !qp0 && !m->ignore_mkey) {
+        mad_drop(m, "SMP not on QP0");
+        return;
+    }
+    if (!smp && qp0) {
+        mad_drop(m, "GSI class on QP0");
+        return;
+    }
+    if (m->b[RNIC_MAD_BASE_VERSION] != 1) {
+        mad_fail(m, RNIC_MAD_STATUS_BAD_VERSION, "base version");
+    } else if (smp) {
+        sma_handle(s, m, 1);
+    } else if (cls == RNIC_MGMT_CLASS_PERF) {
+        pma_handle(s, m);
+    } else {
+        /* No agent of this class: the driver's own MAD layer answers. */
+        mad_drop(m, "no agent for the class");
+    }
+    if (!m->reply) {
+        return;
+    }
+    m->b[RNIC_MAD_METHOD] = RNIC_MAD_METHOD_GET | RNIC_MAD_METHOD_RESP;
+    st = m->status;
+    if (cls == RNIC_MGMT_CLASS_SUBN_DR) {
+        st |= RNIC_SMP_DIRECTION;
+    }
+    stw_be_p(m->b + RNIC_MAD_STATUS, st);
+}
+
+uint8_t rnic_cmd_mad_ifc(RnicCmdCtx *c)
+{
+    const struct rnic_cmd_mad_ifc *a = &c->cmd->u.mad_ifc;
+    RnicState *s = c->s;
+    uint64_t in = le64_to_cpu(a->in_addr);
+    uint64_t out = le64_to_cpu(a->out_addr);
+    RnicMad m;
+    uint8_t st;
+
+    if (a->rsvd_20) {
+        return rnic_cmd_err_rsvd(c, "rsvd_20");
+    }
+    st = rnic_cmd_need_kernel(c);
+    if (st) {
+        return st;
+    }
+    if (a->flags & ~RNIC_MAD_IFC_FLAGS) {
+        return rnic_cmd_err_param(c, "flags", a->flags, RNIC_MAD_IFC_FLAGS);
+    }
+    if (a->port != 1) {
+        return rnic_cmd_err_handle(c, "port", a->port);
+    }
+    if (!s->ib) {
+        return rnic_cmd_err_state(c, "port is Ethernet, not InfiniBand",
+                                  a->port);
+    }
+    if (rnic_dma_read(s, in, m.b, sizeof(m.b)) != MEMTX_OK) {
+        return rnic_cmd_err_dma(c, in);
+    }
+    m.ignore_mkey = a->flags & RNIC_MAD_IFC_IGNORE_MKEY;
+    mad_process(s, &m, a->flags & RNIC_MAD_IFC_QP0, le16_to_cpu(a->slid));
+    if (!m.reply) {
+        c->out[RNIC_OUT_MAD_REPLY] = 0;
+        return RNIC_CMD_OK;
+    }
+    if (rnic_dma_write(s, out, m.b, sizeof(m.b)) != MEMTX_OK) {
+        return rnic_cmd_err_dma(c, out);
+    }
+    c->out[RNIC_OUT_MAD_REPLY] = 1;
+    return RNIC_CMD_OK;
 }
