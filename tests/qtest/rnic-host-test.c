@@ -356,6 +356,62 @@ static void test_migrate_rc(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /*
+ * An InfiniBand port's state goes along: what the SM set through the
+ * SMA (a PortInfo Set: LID, SM LID, LMC, ARMED) is the destination's.
+ */
+static void test_migrate_ib(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_port_attr pa;
+    struct rnic_cmd cmd;
+    g_autofree char *status = NULL;
+    QTestState *src, *dst;
+    uint8_t mad[RNIC_MAD_SIZE] = { 1, 0x01, 1, 0x02 };
+    uint32_t out[6];
+    uint64_t in_buf, out_buf;
+    Env e;
+    int fd;
+
+    rt_env_init(&e, obj, data);
+    qrnic_enable(e.r);
+    src = qrnic_qts(e.r);
+    in_buf = qrnic_alloc(e.r, QRNIC_PAGE);
+    out_buf = qrnic_alloc(e.r, QRNIC_PAGE);
+    /* SubnSet(PortInfo) of port 1: LID 0x12, SM LID 1, LMC 1, Armed. */
+    stw_be_p(mad + 16, 0x0015);
+    stl_be_p(mad + 20, 1);
+    stw_be_p(mad + 64 + 16, 0x12);
+    stw_be_p(mad + 64 + 18, 1);
+    mad[64 + 32] = RNIC_PORT_ARMED;
+    mad[64 + 34] = 1;
+    qtest_memwrite(src, in_buf, mad, sizeof(mad));
+    qrnic_cmd_init(&cmd, RNIC_CMD_MAD_IFC);
+    cmd.u.mad_ifc.in_addr = cpu_to_le64(in_buf);
+    cmd.u.mad_ifc.out_addr = cpu_to_le64(out_buf);
+    cmd.u.mad_ifc.port = 1;
+    cmd.u.mad_ifc.flags = RNIC_MAD_IFC_QP0;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, out), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(out[RNIC_OUT_MAD_REPLY], ==, 1);
+    qtest_memread(src, out_buf, mad, sizeof(mad));
+    g_assert_cmphex(lduw_be_p(mad + 4), ==, 0);
+
+    dst = rnic_mig_dest(&fd, NULL, NULL);
+    status = rnic_mig_run(src, dst);
+    g_assert_cmpstr(status, ==, "completed");
+    e.r->dev.bus->qts = dst;
+    e.fd = fd;
+
+    g_assert_cmpuint(qrnic_query(e.r, RNIC_CMD_QUERY_PORT, 1, out_buf,
+                                 sizeof(pa)), ==, RNIC_CMD_OK);
+    qtest_memread(dst, out_buf, &pa, sizeof(pa));
+    g_assert_cmpuint(pa.link_layer, ==, RNIC_LINK_INFINIBAND);
+    g_assert_cmpuint(pa.state, ==, RNIC_PORT_ARMED);
+    g_assert_cmpuint(le16_to_cpu(pa.lid), ==, 0x12);
+    g_assert_cmpuint(le16_to_cpu(pa.sm_lid), ==, 1);
+    g_assert_cmpuint(pa.lmc, ==, 1);
+    qtest_quit(dst);
+}
+
+/*
  * A destination whose properties cannot hold the source's objects refuses
  * the stream: it exits with an error instead of writing past its tables,
  * and the source goes on with its device intact.
@@ -649,6 +705,8 @@ static void register_rnic_host_test(void)
     rt_add("qom-state", test_qom_state);
     rt_add_migrate("migrate-rc", test_migrate_rc);
     rt_add_migrate("migrate-mismatch", test_migrate_mismatch);
+    rt_add_migrate_opts("migrate-ib", test_migrate_ib,
+                        ",link-layer=infiniband");
     rt_add_migrate("migrate-mutated", test_migrate_mutated);
 }
 

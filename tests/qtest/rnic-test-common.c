@@ -709,6 +709,12 @@ void rt_add_migrate(const char *name, QOSTestFunc fn)
     rt_add_with(name, fn, migrate_test_init, "");
 }
 
+void rt_add_migrate_opts(const char *name, QOSTestFunc fn,
+                         const char *dev_opts)
+{
+    rt_add_with(name, fn, migrate_test_init, dev_opts);
+}
+
 /*
  * The device on a socket-multicast segment on the loopback interface, as
  * the launcher joins three or more VMs.  The test's socket sends to the

@@ -202,6 +202,9 @@ void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts);
  * command line, whose socket netdev is "fd=<rt_cmd_line_fd>".
  */
 void rt_add_migrate(const char *name, QOSTestFunc fn);
+/* The same with more device options, starting with a comma. */
+void rt_add_migrate_opts(const char *name, QOSTestFunc fn,
+                         const char *dev_opts);
 
 /*
  * As rt_add(), the netdev a stream (with coalesce=on if @coalesce) whose
