@@ -521,6 +521,27 @@ static void test_irq(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /*
+ * With one DMA failure armed, a WRITE to the self-connected QP fails: the
+ * requester sees an error, the target memory keeps its zeros, the fault
+ * is counted once and the QP is in ERR.
+ */
+static void expect_write_lost(Env *e, const char *path)
+{
+    uint8_t zero[64] = {}, got[64];
+    struct rnic_cqe cqe;
+
+    post_write(e, 1, 64, 1);
+    qrnic_ring_sq(e->r, &e->qp);
+    g_assert_true(qrnic_cq_wait(e->r, &e->cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 1);
+    g_assert_cmpuint(cqe.status, !=, RNIC_WC_SUCCESS);
+    qtest_memread(qrnic_qts(e->r), e->mr.buf + 2048, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
+    g_assert_cmpuint(fault_count(e, path, "dma-fail"), ==, 1);
+    g_assert_cmpuint(rt_qp_state(e, &e->qp), ==, RNIC_QPS_ERR);
+}
+
+/*
  * dma-fail: the WRITE's data cannot land in the target's memory, the
  * responder fails the request and the requester sees the error; the
  * memory keeps its old contents.
@@ -528,22 +549,12 @@ static void test_irq(void *obj, void *data, QGuestAllocator *alloc)
 static void test_dma_fail(void *obj, void *data, QGuestAllocator *alloc)
 {
     g_autofree char *path = NULL;
-    uint8_t zero[64] = {}, got[64];
-    struct rnic_cqe cqe;
     Env e;
 
     path = env_self(&e, obj, data);
 
     inject_ok(&e, path, "dma-fail", "'count': 1");
-    post_write(&e, 1, 64, 1);
-    qrnic_ring_sq(e.r, &e.qp);
-    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
-    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 1);
-    g_assert_cmpuint(cqe.status, !=, RNIC_WC_SUCCESS);
-    qtest_memread(qrnic_qts(e.r), e.mr.buf + 2048, got, sizeof(got));
-    g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
-    g_assert_cmpuint(fault_count(&e, path, "dma-fail"), ==, 1);
-    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+    expect_write_lost(&e, path);
 }
 
 /*
@@ -556,8 +567,6 @@ static void test_dma_fail_qp(void *obj, void *data, QGuestAllocator *alloc)
 {
     g_autofree char *path = NULL;
     g_autofree char *args = NULL;
-    uint8_t zero[64] = {}, got[64];
-    struct rnic_cqe cqe;
     Env e;
 
     path = env_self(&e, obj, data);
@@ -567,15 +576,7 @@ static void test_dma_fail_qp(void *obj, void *data, QGuestAllocator *alloc)
     inject_ok(&e, path, "dma-fail", args);
     g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_RTS);
     g_assert_cmpuint(fault_count(&e, path, "dma-fail"), ==, 0);
-    post_write(&e, 1, 64, 1);
-    qrnic_ring_sq(e.r, &e.qp);
-    g_assert_true(qrnic_cq_wait(e.r, &e.cq, &cqe, QRNIC_TIMEOUT_MS));
-    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 1);
-    g_assert_cmpuint(cqe.status, !=, RNIC_WC_SUCCESS);
-    qtest_memread(qrnic_qts(e.r), e.mr.buf + 2048, got, sizeof(got));
-    g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
-    g_assert_cmpuint(fault_count(&e, path, "dma-fail"), ==, 1);
-    g_assert_cmpuint(rt_qp_state(&e, &e.qp), ==, RNIC_QPS_ERR);
+    expect_write_lost(&e, path);
 }
 
 /*
