@@ -386,6 +386,7 @@ struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ctx,
 				    struct ibv_cq_init_attr_ex *attr);
 int rnic_resize_cq(struct ibv_cq *cq, int cqe);
 void rnic_cq_clean(struct rnic_cq *cq, struct rnic_qp *qp);
+void rnic_cqx_init(struct rnic_cq *cq);
 int rnic_destroy_cq(struct ibv_cq *cq);
 int rnic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int rnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);

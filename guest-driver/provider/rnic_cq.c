@@ -572,24 +572,46 @@ static void rnic_cq_nap(struct rnic_context *ctx)
 	nanosleep(&ts, NULL);
 }
 
-int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+/* Takes up to 'ne' completions; called with cq->lock held. */
+static int rnic_cq_take(struct rnic_context *ctx, struct rnic_cq *cq, int ne,
+			struct ibv_wc *wc)
 {
-	struct rnic_context *ctx = to_rctx(ibcq->context);
-	struct rnic_cq *cq = to_rcq(ibcq);
-	uint32_t start;
-	bool nap;
+	uint32_t start = cq->ci;
 	int n = 0;
 
-	pthread_spin_lock(&cq->lock);
-	start = cq->ci;
 	while (n < ne && !rnic_cq_next_wc(ctx, cq, &wc[n]))
 		n++;
 	if (cq->ci != start)
 		rnic_cq_publish_ci(cq);
+	return n;
+}
+
+int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct rnic_context *ctx = to_rctx(ibcq->context);
+	struct rnic_cq *cq = to_rcq(ibcq);
+	bool nap;
+	int n;
+
+	pthread_spin_lock(&cq->lock);
+	n = rnic_cq_take(ctx, cq, ne, wc);
 	nap = ne > 0 && rnic_cq_poll_idle(ctx, cq, n > 0);
 	pthread_spin_unlock(&cq->lock);
-	if (nap)
-		rnic_cq_nap(ctx);
+	if (!nap)
+		return n;
+	rnic_cq_nap(ctx);
+	/*
+	 * An empty answer must be true when the caller gets it, as a
+	 * hardware poll's is, not only when the nap began: a program that
+	 * reads "empty" and then acts on another event (libfabric's rxm
+	 * tears a connection down on the peer's disconnect once its CQ
+	 * reads empty) would lose a completion that came during the nap.
+	 */
+	pthread_spin_lock(&cq->lock);
+	n = rnic_cq_take(ctx, cq, ne, wc);
+	if (n)
+		rnic_cq_poll_idle(ctx, cq, true);
+	pthread_spin_unlock(&cq->lock);
 	return n;
 }
 
@@ -675,9 +697,19 @@ static int rnic_cqx_start_poll(struct ibv_cq_ex *cqx,
 			rnic_cq_publish_ci(cq);
 		nap = rnic_cq_poll_idle(ctx, cq, false);
 		pthread_spin_unlock(&cq->lock);
-		if (nap)
-			rnic_cq_nap(ctx);
-		return ret;
+		if (!nap)
+			return ret;
+		rnic_cq_nap(ctx);
+		/* As in rnic_poll_cq: answer for the end of the nap. */
+		pthread_spin_lock(&cq->lock);
+		start = cq->ci;
+		ret = rnic_cq_next_wc(ctx, cq, &cq->cur);
+		if (ret) {
+			if (cq->ci != start)
+				rnic_cq_publish_ci(cq);
+			pthread_spin_unlock(&cq->lock);
+			return ret;
+		}
 	}
 	rnic_cq_poll_idle(ctx, cq, true);
 	rnic_cqx_load(cqx, &cq->cur);
@@ -725,6 +757,19 @@ RNIC_CQX_READER(dlid_path_bits, uint8_t, dlid_path_bits)
 static uint64_t rnic_cqx_read_completion_ts(struct ibv_cq_ex *cqx)
 {
 	return cqx_to_rcq(cqx)->cur_ts;
+}
+
+/* The polling ops every extended CQ has, whatever fields it asked for. */
+void rnic_cqx_init(struct rnic_cq *cq)
+{
+	struct ibv_cq_ex *cqx = &cq->vcq.cq_ex;
+
+	cqx->start_poll = rnic_cqx_start_poll;
+	cqx->next_poll = rnic_cqx_next_poll;
+	cqx->end_poll = rnic_cqx_end_poll;
+	cqx->read_opcode = rnic_cqx_read_opcode;
+	cqx->read_vendor_err = rnic_cqx_read_vendor_err;
+	cqx->read_wc_flags = rnic_cqx_read_wc_flags;
 }
 
 struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ibctx,
@@ -775,12 +820,7 @@ struct ibv_cq_ex *rnic_create_cq_ex(struct ibv_context *ibctx,
 	}
 
 	cqx = &cq->vcq.cq_ex;
-	cqx->start_poll = rnic_cqx_start_poll;
-	cqx->next_poll = rnic_cqx_next_poll;
-	cqx->end_poll = rnic_cqx_end_poll;
-	cqx->read_opcode = rnic_cqx_read_opcode;
-	cqx->read_vendor_err = rnic_cqx_read_vendor_err;
-	cqx->read_wc_flags = rnic_cqx_read_wc_flags;
+	rnic_cqx_init(cq);
 	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
 		cqx->read_byte_len = rnic_cqx_read_byte_len;
 	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)

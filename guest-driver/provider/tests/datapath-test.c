@@ -8,6 +8,7 @@
  * Built against an rdma-core 56.1 build tree, see Makefile.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,7 @@ static void setup(void)
 	cq->buf = calloc(1, cq->buf_size);
 	cq->dbrec = cq->buf;
 	cq->cqes = (struct rnic_cqe *)((uint8_t *)cq->buf + 4096);
+	rnic_cqx_init(cq);
 
 	qp = calloc(1, sizeof(*qp));
 	qp->vqp.qp.context = &ctx->ibv_ctx.context;
@@ -883,6 +885,45 @@ static uint64_t timed_poll(int *n)
 	return mono_ms() - t0;
 }
 
+static void *late_cqe(void *slot)
+{
+	usleep(100 * 1000);
+	dev_cqe(QPN, (uint16_t)(uintptr_t)slot, RNIC_WC_SEND, RNIC_WC_SUCCESS,
+		0);
+	return NULL;
+}
+
+/*
+ * One poll, plain or through ibv_start_poll, while the fake device writes
+ * a send CQE for the next SQ slot during it; how long the poll took, in
+ * ms, and *n what it returned, checking the wr_id it names.
+ */
+static uint64_t late_cqe_poll(bool ex, int *n)
+{
+	uintptr_t slot = qp->sq.head - 1;
+	uint64_t want = qp->sq.wr_id[slot], t0, took;
+	struct ibv_poll_cq_attr attr = {};
+	struct ibv_wc wc[2] = {};
+	pthread_t dev;
+
+	if (pthread_create(&dev, NULL, late_cqe, (void *)slot))
+		abort();
+	t0 = mono_ms();
+	if (!ex) {
+		*n = rnic_poll_cq(&cq->vcq.cq, 2, wc);
+	} else {
+		*n = !cq->vcq.cq_ex.start_poll(&cq->vcq.cq_ex, &attr);
+		if (*n) {
+			wc[0].wr_id = cq->vcq.cq_ex.wr_id;
+			cq->vcq.cq_ex.end_poll(&cq->vcq.cq_ex);
+		}
+	}
+	took = mono_ms() - t0;
+	pthread_join(dev, NULL);
+	CHECK(*n != 1 || wc[0].wr_id == want);
+	return took;
+}
+
 static void test_poll_nap(void)
 {
 	int n;
@@ -930,6 +971,25 @@ static void test_poll_nap(void)
 	CHECK(timed_poll(&n) < 250 && n == 1 && cq->sq_backlog == 6);
 	CHECK(timed_poll(&n) < 250 && n == 0);
 	cq->sq_backlog = 0;
+
+	/*
+	 * A completion that comes during the nap is returned by that poll:
+	 * "empty" must still hold when the caller hears it.  The fake device
+	 * writes 100 ms into a 300 ms nap; both start polls (plain and
+	 * extended) must see it.
+	 */
+	usleep(120 * 1000);
+	CHECK(timed_poll(&n) >= 300 && n == 0);	/* napping again */
+	qp->sq.head = qp->sq.tail = 0;
+	qp->sq.wr_id[0] = 54;
+	qp->sq.head = 1;
+	CHECK(late_cqe_poll(false, &n) >= 300 && n == 1);
+	qp->sq.wr_id[1] = 55;
+	qp->sq.head = 2;
+	CHECK(timed_poll(&n) < 250 && n == 0);	/* the run starts again */
+	usleep(120 * 1000);
+	CHECK(late_cqe_poll(true, &n) >= 300 && n == 1);
+	CHECK(qp->sq.tail == 2);
 
 	/* A nap of 0 (RNIC_POLL_NAP_US=0) spins for ever. */
 	ctx->poll_nap_ns = 0;
