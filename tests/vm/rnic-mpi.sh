@@ -36,11 +36,20 @@ for h in rnic-vm1 rnic-vm2; do
         fail "no ssh to $h"
 done
 
+# What the device saw, for a failure's report: its non-zero counters and
+# the QPs left.
+on_fail() {
+    log "non-zero counters: $(grep -v '^0$' -H "$(counter_dir)"/* 2>/dev/null |
+        sed 's|.*/||' | tr '\n' ' ')"
+    rdma resource show qp 2>&1 | head -20
+}
+
 # mpirun ... : one run, which must exit 0 with rnic-mpi-check's OK line.
+# Each takes well under a minute here; 300 s bounds a hang.
 run() {
     local name=$1 rc
     shift
-    timeout 600 mpirun "$@" >"$out" 2>&1
+    timeout 300 mpirun "$@" >"$out" 2>&1
     rc=$?
     grep -a "rnic-mpi-check:" "$out" | head -20
     if [ $rc != 0 ] || grep -aqiE "abort|fatal|error" "$out"; then
