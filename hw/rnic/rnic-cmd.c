@@ -346,6 +346,13 @@ static uint8_t cmd_query_port(RnicCmdCtx *c)
                                          RNIC_PORT_ATTR_MIN_SIZE));
 }
 
+/* SET_GID and DEL_GID share the layout and its reserved fields. */
+static bool rnic_cmd_gid_rsvd_zero(const struct rnic_cmd_gid *g)
+{
+    return rnic_cmd_rsvd_zero(g->rsvd_5, sizeof(g->rsvd_5)) &&
+           rnic_cmd_rsvd_zero(g->rsvd_30, sizeof(g->rsvd_30)) && !g->rsvd_34;
+}
+
 static uint8_t cmd_set_gid(RnicCmdCtx *c)
 {
     const struct rnic_cmd_gid *g = &c->cmd->u.gid;
@@ -354,8 +361,7 @@ static uint8_t cmd_set_gid(RnicCmdCtx *c)
     RnicGid *e;
     uint8_t st;
 
-    if (!rnic_cmd_rsvd_zero(g->rsvd_5, sizeof(g->rsvd_5)) ||
-        !rnic_cmd_rsvd_zero(g->rsvd_30, sizeof(g->rsvd_30)) || g->rsvd_34) {
+    if (!rnic_cmd_gid_rsvd_zero(g)) {
         return rnic_cmd_err_rsvd(c, "gid");
     }
     st = rnic_cmd_need_kernel(c);
@@ -392,8 +398,12 @@ static uint8_t cmd_del_gid(RnicCmdCtx *c)
 {
     const struct rnic_cmd_gid *g = &c->cmd->u.gid;
     uint32_t idx = le32_to_cpu(g->index);
-    uint8_t st = rnic_cmd_need_kernel(c);
+    uint8_t st;
 
+    if (!rnic_cmd_gid_rsvd_zero(g)) {
+        return rnic_cmd_err_rsvd(c, "gid");
+    }
+    st = rnic_cmd_need_kernel(c);
     if (st) {
         return st;
     }

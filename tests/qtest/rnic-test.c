@@ -128,9 +128,18 @@ static void test_cmd_objects(void *obj, void *data, QGuestAllocator *alloc)
     }
     rt_ipv4_gid(0x0a000009, gid);
     g_assert_cmpuint(qrnic_set_gid(e.r, 3, gid, rt_dev_mac), ==, RNIC_CMD_OK);
+    /* DEL_GID checks the reserved fields SET_GID checks, before acting. */
     qrnic_cmd_init(&cmd, RNIC_CMD_DEL_GID);
     cmd.u.gid.index = cpu_to_le32(3);
+    cmd.u.gid.rsvd_34 = cpu_to_le16(1);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, NULL), ==, RNIC_CMD_ERR_PARAM);
+    cmd.u.gid.rsvd_34 = 0;
+    cmd.u.gid.rsvd_5[2] = 1;
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, NULL), ==, RNIC_CMD_ERR_PARAM);
+    cmd.u.gid.rsvd_5[2] = 0;
+    /* The entry outlived both: deleting it works once, then is refused. */
     g_assert_cmpuint(qrnic_cmd(e.r, &cmd, NULL), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_cmd(e.r, &cmd, NULL), ==, RNIC_CMD_ERR_HANDLE);
 
     /* user context and a PD owned by it */
     g_assert_cmpuint(qrnic_alloc_uctx(e.r, &uctx), ==, RNIC_CMD_OK);
