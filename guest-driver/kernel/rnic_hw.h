@@ -163,6 +163,11 @@ enum rnic_counter {
 	RNIC_CNT_SQ_DBREC_WQES,     /* WQEs learnt from SQ doorbell records */
 	RNIC_CNT_OOO_KEPT,          /* requests kept past a gap (reorder buffer) */
 	RNIC_CNT_SR_RESENDS,        /* NAKs answered by resending only the hole */
+	/* InfiniBand link layer (link-layer=infiniband) */
+	RNIC_CNT_IB_TX_NOT_ACTIVE,  /* not sent: the port is not ACTIVE */
+	RNIC_CNT_IB_RX_NOT_ACTIVE,  /* dropped: the port is not ARMED/ACTIVE */
+	RNIC_CNT_IB_RX_DLID_ERR,    /* dropped: DLID is not the port's */
+	RNIC_CNT_IB_RX_PKEY_ERR,    /* dropped: P_Key is not the QP's */
 	RNIC_CNT_MAX
 };
 
@@ -598,17 +603,44 @@ enum rnic_qp_state {
 #define RNIC_ACCESS_FLUSH_GLOBAL    BIT(8)
 #define RNIC_ACCESS_FLUSH_PERSISTENT BIT(9)
 
-/* The source GID's type decides the wire format; an AV may say either. */
+/*
+ * On Ethernet the source GID's type decides the wire format and an AV
+ * may say either RoCE type.  On an InfiniBand port (QUERY_PORT's
+ * link_layer) every AV says RNIC_NET_IB, and only there.
+ */
 enum rnic_net_type {
 	RNIC_NET_ROCE_V1 = 1,
+	RNIC_NET_IB = 2,            /* LRH to the DLID; a GRH if RNIC_AV_IB_GRH */
 	RNIC_NET_IPV4 = 4,
 	RNIC_NET_IPV6 = 6,
 };
 
-/* Address vector: where RoCEv2 packets of a QP (or a UD WQE) go. */
+/* struct rnic_av's ib.flags */
+#define RNIC_AV_IB_GRH              BIT(0)   /* send a GRH (dgid, ...) */
+#define RNIC_AV_IB_FLAGS            RNIC_AV_IB_GRH
+
+/* An IB address vector's link half, where RoCE has the next hop's MAC. */
+struct rnic_av_ib {
+	__le16 dlid;
+	u8 src_path_bits;      /* below the port's LMC */
+	u8 flags;              /* RNIC_AV_IB_* */
+	u8 rsvd_4[2];
+};
+
+RNIC_SIZE_CHECK(struct rnic_av_ib, 6);
+
+/*
+ * Address vector: where the packets of a QP (or a UD WQE) go.  RoCE
+ * addresses the next hop by MAC; InfiniBand by LID, in the same bytes.
+ * The GRH fields (dgid, sgid_index, hop_limit, flow_label, traffic
+ * class) are always used on RoCE, and on IB only with RNIC_AV_IB_GRH.
+ */
 struct rnic_av {
 	u8 dgid[16];           /* network order; IPv4 as ::ffff:a.b.c.d */
-	u8 dmac[6];
+	union {
+		u8 dmac[6];        /* RoCE */
+		struct rnic_av_ib ib;   /* RNIC_NET_IB */
+	};
 	u8 sgid_index;
 	u8 hop_limit;
 	__le32 flow_label;       /* 20 bits */
@@ -1113,7 +1145,7 @@ enum rnic_wc_status {
 
 #define RNIC_CQE_WITH_IMM           BIT(0)
 #define RNIC_CQE_WITH_INV           BIT(1)
-#define RNIC_CQE_GRH                BIT(2)   /* UD: source known */
+#define RNIC_CQE_GRH                BIT(2)   /* UD: GRH/IP header at 0 */
 #define RNIC_CQE_SOLICITED          BIT(3)
 
 #define RNIC_CQE_OWNER              BIT(0)
@@ -1145,7 +1177,11 @@ struct rnic_cqe {
 	u8 net_type;               /* UD: enum rnic_net_type of the source */
 	u8 rsvd_31;
 	__le64 timestamp;            /* ns of the device clock */
-	u8 rsvd_40[23];
+	/* UD on an InfiniBand port: the LRH's SLID and SL, DLID path bits. */
+	__le16 slid;
+	u8 sl;
+	u8 dlid_path_bits;
+	u8 rsvd_44[19];
 	u8 owner;                  /* the last byte, written last */
 };
 

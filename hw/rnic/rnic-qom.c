@@ -58,6 +58,10 @@ static const char *const rnic_cnt_names[RNIC_CNT_MAX] = {
     [RNIC_CNT_SQ_DBREC_WQES] = "sq_dbrec_wqes",
     [RNIC_CNT_OOO_KEPT] = "ooo_kept",
     [RNIC_CNT_SR_RESENDS] = "sr_resends",
+    [RNIC_CNT_IB_TX_NOT_ACTIVE] = "ib_tx_port_not_active",
+    [RNIC_CNT_IB_RX_NOT_ACTIVE] = "ib_rx_port_not_active",
+    [RNIC_CNT_IB_RX_DLID_ERR] = "ib_rx_dlid_errors",
+    [RNIC_CNT_IB_RX_PKEY_ERR] = "ib_rx_pkey_errors",
 };
 
 /* The tables exist from realize on. */

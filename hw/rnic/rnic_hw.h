@@ -174,6 +174,11 @@ enum rnic_counter {
     RNIC_CNT_SQ_DBREC_WQES,     /* WQEs learnt from SQ doorbell records */
     RNIC_CNT_OOO_KEPT,          /* requests kept past a gap (reorder buffer) */
     RNIC_CNT_SR_RESENDS,        /* NAKs answered by resending only the hole */
+    /* InfiniBand link layer (link-layer=infiniband) */
+    RNIC_CNT_IB_TX_NOT_ACTIVE,  /* not sent: the port is not ACTIVE */
+    RNIC_CNT_IB_RX_NOT_ACTIVE,  /* dropped: the port is not ARMED/ACTIVE */
+    RNIC_CNT_IB_RX_DLID_ERR,    /* dropped: DLID is not the port's */
+    RNIC_CNT_IB_RX_PKEY_ERR,    /* dropped: P_Key is not the QP's */
     RNIC_CNT_MAX
 };
 
@@ -609,17 +614,44 @@ enum rnic_qp_state {
 #define RNIC_ACCESS_FLUSH_GLOBAL    (1u << 8)
 #define RNIC_ACCESS_FLUSH_PERSISTENT (1u << 9)
 
-/* The source GID's type decides the wire format; an AV may say either. */
+/*
+ * On Ethernet the source GID's type decides the wire format and an AV
+ * may say either RoCE type.  On an InfiniBand port (QUERY_PORT's
+ * link_layer) every AV says RNIC_NET_IB, and only there.
+ */
 enum rnic_net_type {
     RNIC_NET_ROCE_V1 = 1,
+    RNIC_NET_IB = 2,            /* LRH to the DLID; a GRH if RNIC_AV_IB_GRH */
     RNIC_NET_IPV4 = 4,
     RNIC_NET_IPV6 = 6,
 };
 
-/* Address vector: where RoCEv2 packets of a QP (or a UD WQE) go. */
+/* struct rnic_av's ib.flags */
+#define RNIC_AV_IB_GRH              (1u << 0)   /* send a GRH (dgid, ...) */
+#define RNIC_AV_IB_FLAGS            RNIC_AV_IB_GRH
+
+/* An IB address vector's link half, where RoCE has the next hop's MAC. */
+struct rnic_av_ib {
+    rnic_le16 dlid;
+    uint8_t src_path_bits;      /* below the port's LMC */
+    uint8_t flags;              /* RNIC_AV_IB_* */
+    uint8_t rsvd_4[2];
+};
+
+RNIC_SIZE_CHECK(struct rnic_av_ib, 6);
+
+/*
+ * Address vector: where the packets of a QP (or a UD WQE) go.  RoCE
+ * addresses the next hop by MAC; InfiniBand by LID, in the same bytes.
+ * The GRH fields (dgid, sgid_index, hop_limit, flow_label, traffic
+ * class) are always used on RoCE, and on IB only with RNIC_AV_IB_GRH.
+ */
 struct rnic_av {
     uint8_t dgid[16];           /* network order; IPv4 as ::ffff:a.b.c.d */
-    uint8_t dmac[6];
+    union {
+        uint8_t dmac[6];        /* RoCE */
+        struct rnic_av_ib ib;   /* RNIC_NET_IB */
+    };
     uint8_t sgid_index;
     uint8_t hop_limit;
     rnic_le32 flow_label;       /* 20 bits */
@@ -1124,7 +1156,7 @@ enum rnic_wc_status {
 
 #define RNIC_CQE_WITH_IMM           (1u << 0)
 #define RNIC_CQE_WITH_INV           (1u << 1)
-#define RNIC_CQE_GRH                (1u << 2)   /* UD: source known */
+#define RNIC_CQE_GRH                (1u << 2)   /* UD: GRH/IP header at 0 */
 #define RNIC_CQE_SOLICITED          (1u << 3)
 
 #define RNIC_CQE_OWNER              (1u << 0)
@@ -1156,7 +1188,11 @@ struct rnic_cqe {
     uint8_t net_type;               /* UD: enum rnic_net_type of the source */
     uint8_t rsvd_31;
     rnic_le64 timestamp;            /* ns of the device clock */
-    uint8_t rsvd_40[23];
+    /* UD on an InfiniBand port: the LRH's SLID and SL, DLID path bits. */
+    rnic_le16 slid;
+    uint8_t sl;
+    uint8_t dlid_path_bits;
+    uint8_t rsvd_44[19];
     uint8_t owner;                  /* the last byte, written last */
 };
 

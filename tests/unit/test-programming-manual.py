@@ -156,7 +156,9 @@ class Header:
             close_at = matching_brace(decl, open_at)
             members = [self._decl(d)
                        for d in split_decls(decl[open_at + 1:close_at])]
-            name = decl[close_at + 1:].strip()
+            # An anonymous union is named for its members: "a/b".
+            name = decl[close_at + 1:].strip() or \
+                "/".join(label for _, _, label in members)
             align = max(a for _, a, _ in members)
             size = max(s for s, _, _ in members)
             return -(-size // align) * align, align, name
