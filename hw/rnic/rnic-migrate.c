@@ -137,6 +137,28 @@ static const VMStateDescription vmstate_rnic_wq = {
     },
 };
 
+static bool rnic_av_ib_needed(void *opaque)
+{
+    const RnicAV *av = opaque;
+
+    return av->net_type == RNIC_NET_IB;
+}
+
+/* An IB path's LRH fields; a RoCE stream stays as it was. */
+static const VMStateDescription vmstate_rnic_av_ib = {
+    .name = "rnic/av/ib",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = rnic_av_ib_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(dlid, RnicAV),
+        VMSTATE_UINT8(src_path_bits, RnicAV),
+        VMSTATE_UINT8(ib_flags, RnicAV),
+        VMSTATE_UINT8(sl, RnicAV),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription vmstate_rnic_av = {
     .name = "rnic/av",
     .version_id = 1,
@@ -150,6 +172,10 @@ static const VMStateDescription vmstate_rnic_av = {
         VMSTATE_UINT8(traffic_class, RnicAV),
         VMSTATE_UINT8(net_type, RnicAV),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_rnic_av_ib,
+        NULL
     },
 };
 
@@ -620,6 +646,11 @@ static bool rnic_mig_ring_empty(const RnicRing *r)
 static bool rnic_mig_av_ok(RnicState *s, const RnicAV *av)
 {
     /* net_type 0: a QP whose address was never set. */
+    if (av->net_type == RNIC_NET_IB) {
+        return s->ib && av->sl <= 15 && av->src_path_bits <= 0x7f &&
+               !(av->ib_flags & ~RNIC_AV_IB_FLAGS) &&
+               av->flow_label <= 0xfffff;
+    }
     return av->sgid_index < s->prop.max_gid && av->flow_label <= 0xfffff &&
            (av->net_type == 0 || av->net_type == RNIC_NET_ROCE_V1 ||
             av->net_type == RNIC_NET_IPV4 || av->net_type == RNIC_NET_IPV6);

@@ -55,6 +55,42 @@ static bool rnic_net_is_roce_v1(const uint8_t *buf, size_t len)
 }
 
 /*
+ * An IB packet framed for the netdev (docs/infiniband.md): every such
+ * frame an IB port hears is the transport's, which checks the DLID and
+ * counts what is not for the port.
+ */
+static bool rnic_net_is_ib(const uint8_t *buf, size_t len)
+{
+    return len >= RNIC_ETH_HLEN + RNIC_LRH_LEN &&
+           rnic_ld16be(buf + 12) == RNIC_ETHERTYPE_IB;
+}
+
+/*
+ * Whether an IB packet this port sends is its own to hear too: to one of
+ * its LIDs (loopback, which never leaves the port), or to a multicast
+ * LID, which the port's own group members hear as well.
+ */
+static bool rnic_net_ib_local(RnicState *s, const uint8_t *frame,
+                              size_t len, bool *leaves)
+{
+    uint16_t dlid = rnic_ld16be(frame + RNIC_ETH_HLEN + 2);
+    uint16_t base = ~((1u << s->ibp.lmc) - 1);
+
+    if (rnic_lid_is_mcast(dlid)) {
+        const uint8_t *lrh = frame + RNIC_ETH_HLEN;
+
+        /* The group is the GRH's DGID, 24 bytes into the GRH. */
+        *leaves = true;
+        return (lrh[1] & 3) == RNIC_LNH_IBA_GLOBAL &&
+               len >= RNIC_ETH_HLEN + RNIC_LRH_LEN + 40 &&
+               rnic_mcast_find(s, lrh + RNIC_LRH_LEN + 24);
+    }
+    *leaves = s->ibp.lid == RNIC_LID_RESERVED ||
+              (dlid & base) != (s->ibp.lid & base);
+    return !*leaves;
+}
+
+/*
  * True for IPv4/IPv6 UDP to port 4791 whose destination IP is one of our
  * valid v2 GIDs, and for RoCE v1 (EtherType 0x8915) whose GRH names one
  * of our v1 GIDs.  Only the headers needed to decide are looked at; the
@@ -68,7 +104,8 @@ static bool rnic_net_roce_for_us(RnicState *s, const uint8_t *buf, size_t len)
     uint8_t dst[16];
     bool v1 = false;
 
-    if (len < RNIC_ETH_HLEN) {
+    /* An IB port speaks no RoCE (its packets: rnic_net_is_ib()). */
+    if (s->ib || len < RNIC_ETH_HLEN) {
         return false;
     }
     type = rnic_ld16be(buf + 12);
@@ -269,6 +306,11 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
         trace_rnic_pm_frame_dropped(len);
         return len;
     }
+    if (s->ib && rnic_net_is_ib(buf, len)) {
+        trace_rnic_net_rx_roce(len);
+        rnic_net_rx_queue(s, buf, len);
+        return len;
+    }
     ours = rnic_mac_is_ours(s, buf);
     group = buf[0] & 1;
     if ((ours || group) && rnic_net_roce_for_us(s, buf, len)) {
@@ -332,6 +374,23 @@ static RnicRxFrame *rnic_frame_copy(const uint8_t *buf, size_t len)
 /* Puts a finished frame on the netdev, or back to ourselves. */
 static void rnic_net_emit(RnicState *s, const uint8_t *frame, size_t len)
 {
+    bool leaves;
+
+    if (s->ib && rnic_net_is_ib(frame, len)) {
+        if (!rnic_net_ib_local(s, frame, len, &leaves)) {
+            trace_rnic_net_tx_roce(len);
+            qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+            return;
+        }
+        if (leaves) {
+            trace_rnic_net_tx_roce(len);
+            qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+        }
+        if (rnic_net_rx_queue(s, frame, len)) {
+            s->cnt[RNIC_CNT_LOOPBACK_PKTS]++;
+        }
+        return;
+    }
     if (!rnic_mac_is_ours(s, frame)) {
         trace_rnic_net_tx_roce(len);
         qemu_send_packet(qemu_get_queue(s->nic), frame, len);
@@ -483,7 +542,8 @@ void rnic_net_rx_run(RnicState *s, int *budget)
         if (f->eth) {
             rnic_net_rx_eth(s, f->data, f->len);
         /* Our GIDs may have changed while the frame waited. */
-        } else if (rnic_net_roce_for_us(s, f->data, f->len)) {
+        } else if ((s->ib && rnic_net_is_ib(f->data, f->len)) ||
+                   rnic_net_roce_for_us(s, f->data, f->len)) {
             trace_rnic_net_rx_deliver(f->len);
             rnic_tp_rx(s, f->data, f->len);
         } else if (rnic_flow_deliver(s, f->data, f->len)) {

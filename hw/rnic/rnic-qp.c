@@ -502,6 +502,41 @@ const char *rnic_qps_str(uint8_t st)
     return st < ARRAY_SIZE(rnic_qps_names) ? rnic_qps_names[st] : "?";
 }
 
+/*
+ * An IB port's path: RNIC_NET_IB, a unicast DLID (multicast is for UD
+ * WQEs), and with a GRH, the port's one GID as the source.
+ */
+static uint8_t rnic_qp_check_ib_av(RnicCmdCtx *c, const struct rnic_av *av)
+{
+    uint16_t dlid = le16_to_cpu(av->ib.dlid);
+
+    if (av->net_type != RNIC_NET_IB) {
+        return rnic_cmd_err_param(c, "av.net_type", av->net_type,
+                                  RNIC_NET_IB);
+    }
+    if (av->ib.flags & ~RNIC_AV_IB_FLAGS) {
+        return rnic_cmd_err_param(c, "av.ib.flags", av->ib.flags,
+                                  RNIC_AV_IB_FLAGS);
+    }
+    if (!rnic_cmd_rsvd_zero(av->ib.rsvd_4, sizeof(av->ib.rsvd_4))) {
+        return rnic_cmd_err_rsvd(c, "av.ib.rsvd_4");
+    }
+    if (dlid == RNIC_LID_RESERVED || dlid > RNIC_LID_UCAST_MAX) {
+        return rnic_cmd_err_param(c, "av.ib.dlid", dlid, RNIC_LID_UCAST_MAX);
+    }
+    if (av->ib.src_path_bits > 0x7f) {
+        return rnic_cmd_err_param(c, "av.ib.src_path_bits",
+                                  av->ib.src_path_bits, 0x7f);
+    }
+    if ((av->ib.flags & RNIC_AV_IB_GRH) && av->sgid_index != 0) {
+        return rnic_cmd_err_param(c, "av.sgid_index", av->sgid_index, 0);
+    }
+    if (av->sl > 15) {
+        return rnic_cmd_err_param(c, "av.sl", av->sl, 15);
+    }
+    return RNIC_CMD_OK;
+}
+
 /* Checks the values of the attributes in 'mask' (all already allowed). */
 static uint8_t check_qp_attr_values(RnicCmdCtx *c, RnicQP *qp,
                                     const struct rnic_qp_attr *a,
@@ -509,9 +544,10 @@ static uint8_t check_qp_attr_values(RnicCmdCtx *c, RnicQP *qp,
 {
     RnicState *s = c->s;
 
-    if ((mask & A(PKEY_INDEX)) && le16_to_cpu(a->pkey_index) != 0) {
+    if ((mask & A(PKEY_INDEX)) &&
+        le16_to_cpu(a->pkey_index) >= (s->ib ? RNIC_PKEY_BLOCK : 1)) {
         return rnic_cmd_err_param(c, "pkey_index", le16_to_cpu(a->pkey_index),
-                                  0);
+                                  s->ib ? RNIC_PKEY_BLOCK - 1 : 0);
     }
     if ((mask & A(PORT)) && a->port_num != 1) {
         return rnic_cmd_err_param(c, "port_num", a->port_num, 1);
@@ -528,13 +564,19 @@ static uint8_t check_qp_attr_values(RnicCmdCtx *c, RnicQP *qp,
         if (av->rsvd_31) {
             return rnic_cmd_err_rsvd(c, "av.rsvd_31");
         }
-        if (av->sgid_index >= s->prop.max_gid ||
-            !s->gid[av->sgid_index].valid) {
+        if (s->ib) {
+            uint8_t err = rnic_qp_check_ib_av(c, av);
+
+            if (err != RNIC_CMD_OK) {
+                return err;
+            }
+        } else if (av->sgid_index >= s->prop.max_gid ||
+                   !s->gid[av->sgid_index].valid) {
             return rnic_cmd_err_param(c, "av.sgid_index", av->sgid_index,
                                       s->prop.max_gid - 1);
-        }
-        if (av->net_type != RNIC_NET_IPV4 && av->net_type != RNIC_NET_IPV6 &&
-            av->net_type != RNIC_NET_ROCE_V1) {
+        } else if (av->net_type != RNIC_NET_IPV4 &&
+                   av->net_type != RNIC_NET_IPV6 &&
+                   av->net_type != RNIC_NET_ROCE_V1) {
             return rnic_cmd_err_param(c, "av.net_type", av->net_type,
                                       RNIC_NET_IPV6);
         }
@@ -591,6 +633,8 @@ static uint8_t check_qp_attr_values(RnicCmdCtx *c, RnicQP *qp,
 static void apply_qp_attr(RnicQP *qp, const struct rnic_qp_attr *a,
                           uint32_t mask)
 {
+    bool ib;
+
     if (mask & A(EN_SQD_ASYNC)) {
         qp->en_sqd_async_notify = a->en_sqd_async_notify;
     }
@@ -614,6 +658,11 @@ static void apply_qp_attr(RnicQP *qp, const struct rnic_qp_attr *a,
         qp->av.flow_label = le32_to_cpu(a->av.flow_label);
         qp->av.traffic_class = a->av.traffic_class;
         qp->av.net_type = a->av.net_type;
+        qp->av.sl = a->av.sl & 0xf;
+        ib = a->av.net_type == RNIC_NET_IB;   /* only on an IB port */
+        qp->av.dlid = ib ? le16_to_cpu(a->av.ib.dlid) : 0;
+        qp->av.src_path_bits = ib ? a->av.ib.src_path_bits : 0;
+        qp->av.ib_flags = ib ? a->av.ib.flags : 0;
     }
     if (mask & A(PATH_MTU)) {
         qp->path_mtu = a->path_mtu;
@@ -769,6 +818,12 @@ uint8_t rnic_cmd_query_qp(RnicCmdCtx *c)
     a.av.flow_label = cpu_to_le32(qp->av.flow_label);
     a.av.traffic_class = qp->av.traffic_class;
     a.av.net_type = qp->av.net_type;
+    a.av.sl = qp->av.sl;
+    if (qp->av.net_type == RNIC_NET_IB) {
+        a.av.ib.dlid = cpu_to_le16(qp->av.dlid);
+        a.av.ib.src_path_bits = qp->av.src_path_bits;
+        a.av.ib.flags = qp->av.ib_flags;
+    }
     a.max_send_wr = cpu_to_le32(1u << qp->sq.ring.log_size);
     a.max_recv_wr = cpu_to_le32(qp->srqn ? 0 : 1u << qp->rq.ring.log_size);
     a.max_send_sge = cpu_to_le32(qp->max_send_sge);

@@ -83,6 +83,16 @@ static void rnic_av_from_abi(RnicAV *av, const struct rnic_av *in)
     av->flow_label = le32_to_cpu(in->flow_label) & 0xfffff;
     av->traffic_class = in->traffic_class;
     av->net_type = in->net_type;
+    av->sl = in->sl & 0xf;
+    if (in->net_type == RNIC_NET_IB) {
+        av->dlid = le16_to_cpu(in->ib.dlid);
+        av->src_path_bits = in->ib.src_path_bits;
+        av->ib_flags = in->ib.flags;
+    } else {
+        av->dlid = 0;
+        av->src_path_bits = 0;
+        av->ib_flags = 0;
+    }
 }
 
 /* Marks a shadow slot failed; the completer reports it in SQ order. */

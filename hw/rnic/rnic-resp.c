@@ -1001,9 +1001,20 @@ static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
     }
     /*
      * The GRH slot carries the IP header, IPv4 in its last 20 bytes, or
-     * the GRH itself (RoCE v1 is IPv6-shaped: ip_ver 6).
+     * the GRH itself (RoCE v1 is IPv6-shaped: ip_ver 6).  On IB it holds
+     * the GRH when the packet had one; the CQE names the sender by LID.
      */
-    if (p->ip_ver == 4) {
+    if (p->ib) {
+        cqe.net_type = RNIC_NET_IB;
+        cqe.slid = cpu_to_le16(p->ib_slid);
+        cqe.sl = p->ib_sl;
+        cqe.dlid_path_bits = p->ib_dlid & ((1u << s->ibp.lmc) - 1);
+        if (p->ib_grh) {
+            memcpy(grh, frame + p->l3_off + RNIC_LRH_LEN, RNIC_IPV6_HLEN);
+        } else {
+            cqe.flags &= ~RNIC_CQE_GRH;
+        }
+    } else if (p->ip_ver == 4) {
         memcpy(grh + 20, frame + p->l3_off, RNIC_IPV4_HLEN);
     } else {
         memcpy(grh, frame + p->l3_off, RNIC_IPV6_HLEN);

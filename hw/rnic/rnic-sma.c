@@ -28,6 +28,7 @@
 
 #define RNIC_IB_PERMISSIVE_LID  0xffff
 #define RNIC_IB_MCAST_LID_MIN   0xc000
+#define RNIC_IB_DEFAULT_GID_PREFIX 0xfe80000000000000ull
 
 /* What the SMA reports of the port's fixed capabilities. */
 #define RNIC_SMA_CAP_MASK   (RNIC_PI_CAP_IS_SL_MAPPING | \
@@ -77,6 +78,8 @@ void rnic_ib_reset(RnicState *s)
     p->subnet_timeout = 18;
     p->resp_time = RNIC_PMA_RESP_TIME;
     p->pkey[0] = 0xffff;
+    /* IBA's default subnet prefix (link-local), until an SM sets one. */
+    p->gid_prefix = RNIC_IB_DEFAULT_GID_PREFIX;
     for (i = 0; i < ARRAY_SIZE(p->vlarb[0]); i += 2) {
         /* Every data VL, weight 1, in both priorities' first block. */
         if (i / 2 < RNIC_SMA_VLARB_CAP) {
@@ -171,6 +174,8 @@ void rnic_ib_port_attr(RnicState *s, struct rnic_port_attr *a)
     a->sm_lid = cpu_to_le16(p->sm_lid);
     a->port_cap_flags = cpu_to_le32(RNIC_SMA_CAP_MASK);
     a->pkey_tbl_len = cpu_to_le16(RNIC_PKEY_BLOCK);
+    /* GUIDInfo has one GUID, so the port has one GID: prefix and GUID. */
+    a->gid_tbl_len = cpu_to_le32(1);
     a->port_guid = cpu_to_le64(s->port_guid);
 }
 

@@ -6,9 +6,11 @@
  *
  * This is the device's single transport dispatcher, the part that
  * igb_receive_internal() plays in hw/net/igb_core.c.  Below it sit the
- * link layers: RoCE v1 and RoCE v2 today, which address a packet from
- * the GID entry of its QP and build and send its frame; InfiniBand is
- * to be the next one.  Above it sit the engines of rnic-req.c,
+ * link layers: RoCE v1 and RoCE v2, which address a packet from the GID
+ * entry of its QP, and InfiniBand (link-layer=infiniband), which
+ * addresses it by LID from the port the subnet manager set up; both
+ * build and send the frame through the same codec.  Above it sit the
+ * engines of rnic-req.c,
  * rnic-comp.c and rnic-resp.c.  Every frame the netdev path hands over
  * is parsed here, checked against the QP it names (or each QP of a
  * multicast group) and given to the completer or the responder; the
@@ -22,6 +24,72 @@
 #include "rnic-transport.h"
 #include "trace.h"
 
+/* ---- Link layer: InfiniBand addressing ---- */
+
+/* The port's one GID: the SM's subnet prefix and the port GUID. */
+void rnic_ib_port_gid(RnicState *s, uint8_t gid[16])
+{
+    stq_be_p(gid, s->ibp.gid_prefix);
+    stq_be_p(gid + 8, s->port_guid);
+}
+
+/* The QP's P_Key: its entry of the port's table (index 0 if out of it). */
+static uint16_t rnic_ib_qp_pkey(RnicState *s, const RnicQP *qp)
+{
+    return s->ibp.pkey[qp->pkey_index < RNIC_PKEY_BLOCK ? qp->pkey_index : 0];
+}
+
+/*
+ * IBA 10.9.3: two P_Keys match when their low 15 bits are equal, the
+ * base is not the invalid 0, and at least one of them is a full member
+ * (bit 15): two limited members cannot talk.
+ */
+static bool rnic_ib_pkey_match(uint16_t a, uint16_t b)
+{
+    return (a & 0x7fff) && (a & 0x7fff) == (b & 0x7fff) &&
+           ((a | b) & 0x8000);
+}
+
+/*
+ * An LRH from the port's base LID (plus the AV's path bits, below the
+ * LMC) to the AV's DLID, on the VL the SL2VL table gives the AV's SL,
+ * and a GRH from the port's GID only when the AV asks for one.  The
+ * Ethernet header only carries the frame over the netdev
+ * (docs/infiniband.md): broadcast, from the device's MAC.
+ */
+static bool rnic_tp_pkt_init_ib(RnicState *s, RnicQP *qp, const RnicAV *av,
+                                RnicPkt *p)
+{
+    const RnicIbPort *port = &s->ibp;
+    uint16_t paths = (1u << port->lmc) - 1;
+
+    if (av->net_type != RNIC_NET_IB) {
+        return false;
+    }
+    p->ib = true;
+    memset(p->eth_dst, 0xff, RNIC_ETH_ALEN);
+    memcpy(p->eth_src, s->conf.macaddr.a, RNIC_ETH_ALEN);
+    p->ib_sl = av->sl & 0xf;
+    p->ib_vl = port->sl2vl[p->ib_sl];
+    p->ib_dlid = av->dlid;
+    p->ib_slid = (port->lid & ~paths) | (av->src_path_bits & paths);
+    if (av->ib_flags & RNIC_AV_IB_GRH) {
+        if (av->sgid_index != 0) {
+            return false;
+        }
+        p->ib_grh = true;
+        p->ip_ver = 6;
+        rnic_ib_port_gid(s, p->ip_src);
+        memcpy(p->ip_dst, av->dgid, 16);
+        p->ttl = av->hop_limit;
+        p->tclass = av->traffic_class;
+        p->flow_label = av->flow_label & 0xfffff;
+    }
+    p->bth.pkey = rnic_ib_qp_pkey(s, qp);
+    p->bth.tver = RNIC_BTH_TVER;
+    return true;
+}
+
 /* ---- Link layer: RoCE v1/v2 addressing, frame build and send ---- */
 
 bool rnic_tp_pkt_init(RnicState *s, RnicQP *qp, const RnicAV *av,
@@ -30,6 +98,12 @@ bool rnic_tp_pkt_init(RnicState *s, RnicQP *qp, const RnicAV *av,
     const RnicGid *gid;
 
     memset(p, 0, sizeof(*p));
+    if (s->ib) {
+        return rnic_tp_pkt_init_ib(s, qp, av, p);
+    }
+    if (av->net_type == RNIC_NET_IB) {
+        return false;
+    }
     if (av->sgid_index >= s->prop.max_gid) {
         return false;
     }
@@ -79,6 +153,18 @@ bool rnic_tp_xmit(RnicState *s, RnicQP *qp, RnicPkt *p, const void *payload)
     uint8_t buf[RNIC_TP_FRAME_MAX];
     int hlen, flen;
 
+    /*
+     * An IB port sends data only once the SM made it ACTIVE, and never
+     * on VL15 (an SL the SL2VL table maps there is not to be used): the
+     * packet is lost on the link as on a real port, and RC retries it.
+     */
+    if (p->ib && (s->ibp.state != RNIC_PORT_ACTIVE ||
+                  p->ib_vl == RNIC_VL_SMP)) {
+        s->cnt[RNIC_CNT_IB_TX_NOT_ACTIVE]++;
+        trace_rnic_tp_ib_tx_drop(qp->qpn, p->ib_dlid, s->ibp.state,
+                                 p->ib_vl);
+        return true;
+    }
     hlen = rnic_wire_build_hdr(p, buf, sizeof(buf));
     if (hlen < 0) {
         trace_rnic_tp_rx_drop(qp->qpn, "cannot build frame");
@@ -131,6 +217,50 @@ static void rnic_rx_drop(RnicState *s, uint32_t qpn, const char *why)
 }
 
 /*
+ * The same on an IB port.  The P_Key is the QP's entry of the port's
+ * table, as the SM set it (QP1 takes any P_Key of the table), and a
+ * mismatch counts in PortInfo's P_KeyViolations.  A connected QP hears
+ * from its peer's LID, and when its path has a GRH, from the peer's
+ * GID to ours.
+ */
+static const char *rnic_rx_source_check_ib(RnicState *s, const RnicQP *qp,
+                                           const RnicPkt *p)
+{
+    uint8_t gid[16];
+    bool ok = false;
+    unsigned i;
+
+    if (qp->type == RNIC_QPT_GSI) {
+        for (i = 0; i < RNIC_PKEY_BLOCK && !ok; i++) {
+            ok = rnic_ib_pkey_match(s->ibp.pkey[i], p->bth.pkey);
+        }
+    } else {
+        ok = rnic_ib_pkey_match(rnic_ib_qp_pkey(s, qp), p->bth.pkey);
+    }
+    if (!ok) {
+        s->ibp.pkey_viol = MIN(s->ibp.pkey_viol + 1, UINT16_MAX);
+        s->cnt[RNIC_CNT_IB_RX_PKEY_ERR]++;
+        return "P_Key mismatch";
+    }
+    if (qp->type != RNIC_QPT_RC && qp->type != RNIC_QPT_UC) {
+        return NULL;
+    }
+    if (p->ib_slid != qp->av.dlid) {
+        return "SLID is not the connected peer's LID";
+    }
+    if (!(qp->av.ib_flags & RNIC_AV_IB_GRH) != !p->ib_grh) {
+        return "GRH where the path has none, or none where it has one";
+    }
+    if (p->ib_grh) {
+        rnic_ib_port_gid(s, gid);
+        if (memcmp(p->ip_src, qp->av.dgid, 16) || memcmp(p->ip_dst, gid, 16)) {
+            return "GRH is not the connected path's";
+        }
+    }
+    return NULL;
+}
+
+/*
  * Whether a packet may enter 'qp' at all: its P_Key must match the
  * port's one entry (0xffff, a full member, so only the low 15 bits are
  * compared), and a connected QP only hears from the peer its address
@@ -145,6 +275,9 @@ static const char *rnic_rx_source_check(RnicState *s, const RnicQP *qp,
 {
     const RnicGid *g;
 
+    if (s->ib) {
+        return rnic_rx_source_check_ib(s, qp, p);
+    }
     if ((p->bth.pkey & 0x7fff) != (RNIC_DEFAULT_PKEY & 0x7fff)) {
         return "P_Key mismatch";
     }
@@ -234,7 +367,8 @@ static void rnic_tp_rx_qp_role(RnicState *s, RnicQP *qp, const RnicPkt *p,
     }
     s->cnt[RNIC_CNT_RX_PKTS]++;
     s->cnt[RNIC_CNT_RX_BYTES] += len;
-    if (!p->roce_v1 && (p->tclass & RNIC_ECN_MASK) == RNIC_ECN_CE) {
+    if (!p->roce_v1 && !p->ib &&
+        (p->tclass & RNIC_ECN_MASK) == RNIC_ECN_CE) {
         rnic_resp_ce(s, qp);
     }
     rnic_resp_request(s, qp, p, frame, len, info->flags);
@@ -253,6 +387,40 @@ static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
     s->inj.rx_qpn = RNIC_INJ_NO_QP;
 }
 
+/*
+ * What an IB port checks before it looks for a QP: that the SM has made
+ * it ACTIVE, and that the DLID is one of its 2^LMC LIDs, or a multicast
+ * LID with a GRH naming the group.  Subnet management (QP0, VL15) is
+ * the SMA's, through MAD_IFC, not the transport's.
+ */
+static bool rnic_tp_rx_ib_port(RnicState *s, const RnicPkt *p)
+{
+    const RnicIbPort *port = &s->ibp;
+    uint16_t base = ~((1u << port->lmc) - 1);
+
+    if (p->bth.dqpn == 0 || p->ib_vl == RNIC_VL_SMP) {
+        rnic_rx_drop(s, p->bth.dqpn, "QP0 packet for the transport");
+        return false;
+    }
+    if (port->state != RNIC_PORT_ACTIVE) {
+        s->cnt[RNIC_CNT_IB_RX_NOT_ACTIVE]++;
+        rnic_rx_drop(s, p->bth.dqpn, "IB port is not ACTIVE");
+        return false;
+    }
+    if (rnic_lid_is_mcast(p->ib_dlid)) {
+        if (p->ib_grh && p->bth.dqpn == RNIC_QPN_MASK) {
+            return true;
+        }
+    } else if (p->ib_dlid != RNIC_LID_RESERVED &&
+               p->ib_dlid != RNIC_LID_PERMISSIVE &&
+               (p->ib_dlid & base) == (port->lid & base)) {
+        return true;
+    }
+    s->cnt[RNIC_CNT_IB_RX_DLID_ERR]++;
+    rnic_rx_drop(s, p->bth.dqpn, "DLID is not the port's");
+    return false;
+}
+
 void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
 {
     const RnicOpcodeInfo *info;
@@ -269,6 +437,14 @@ void rnic_tp_rx(RnicState *s, const uint8_t *frame, size_t len)
         }
         rnic_rx_drop(s, err == RNIC_WIRE_E_ICRC ? p.bth.dqpn : 0,
                      rnic_wire_err_str(err));
+        return;
+    }
+    if (p.ib != s->ib) {
+        rnic_rx_drop(s, p.bth.dqpn, p.ib ? "IB packet on an Ethernet port"
+                                         : "RoCE packet on an IB port");
+        return;
+    }
+    if (p.ib && !rnic_tp_rx_ib_port(s, &p)) {
         return;
     }
     info = rnic_opcode_info(p.bth.opcode);

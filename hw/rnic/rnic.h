@@ -232,6 +232,11 @@ typedef struct RnicAV {
     uint32_t flow_label;
     uint8_t traffic_class;
     uint8_t net_type;
+    /* InfiniBand (net_type RNIC_NET_IB); dmac is unused there. */
+    uint16_t dlid;
+    uint8_t src_path_bits;
+    uint8_t ib_flags;           /* RNIC_AV_IB_* */
+    uint8_t sl;
 } RnicAV;
 
 typedef struct RnicGid {
@@ -604,6 +609,7 @@ void rnic_ib_reset(RnicState *s);       /* the port's power-on state */
 void rnic_ib_link_changed(RnicState *s, bool up);
 void rnic_ib_post_events(RnicState *s); /* bottom half: port events */
 void rnic_ib_port_attr(RnicState *s, struct rnic_port_attr *a);
+void rnic_ib_port_gid(RnicState *s, uint8_t gid[16]);
 
 /* rnic-inject.c: hooks where the armed faults take effect. */
 void rnic_inject_init(RnicState *s);    /* realize */
