@@ -607,84 +607,6 @@ static void test_dr(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_false(mad_ifc(&t, &m, &r));
 }
 
-/* ---- the PMA ---- */
-
-static void test_pma(void *obj, void *data, QGuestAllocator *alloc)
-{
-    IbEnv t;
-    Mad m, r;
-    const uint8_t *d = r.b + M_DATA;
-    uint64_t tx_bytes, tx_pkts, rx_bytes, rx_pkts;
-    uint8_t payload[64];
-    Roce f;
-
-    /* Traffic first, so that the counters the PMA reports are not 0. */
-    rt_env_basic(&t.e, obj, data);
-    rt_env_rc_qp(&t.e, RNIC_QPS_RTS);
-    rt_fill_pattern(payload, sizeof(payload), 3);
-    rt_roce_init_payload(&f, OPC_WRITE_ONLY, t.e.qp.qpn, QP_RQ_PSN, payload,
-                         sizeof(payload));
-    f.va = t.e.mr.buf;
-    f.rkey = t.e.mr.rkey;
-    f.dma_len = sizeof(payload);
-    rt_send_roce(&t.e, &f);
-    rt_expect_ack(&t.e, AETH_ACK(0), QP_RQ_PSN);
-    t.in = qrnic_alloc(t.e.r, QRNIC_PAGE);
-    t.out = qrnic_alloc(t.e.r, QRNIC_PAGE);
-
-    mad_init(&m, CLASS_PERF, GET, A_CPI, 0);
-    g_assert_true(mad_ifc(&t, &m, &r));
-    assert_resp(&r, 0);
-    g_assert_cmpuint(d[0], ==, 1);
-    g_assert_cmpuint(d[1], ==, 1);
-    g_assert_cmphex(lduw_be_p(d + 2), ==, 1u << 9);     /* extended width */
-
-    tx_bytes = qrnic_counter(t.e.r, RNIC_CNT_TX_BYTES);
-    tx_pkts = qrnic_counter(t.e.r, RNIC_CNT_TX_PKTS);
-    rx_bytes = qrnic_counter(t.e.r, RNIC_CNT_RX_BYTES);
-    rx_pkts = qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS);
-    g_assert_cmpuint(tx_pkts, ==, 1);           /* the ACK */
-    g_assert_cmpuint(rx_pkts, ==, 1);           /* the WRITE */
-    g_assert_cmpuint(rx_bytes, >=, sizeof(payload));
-    mad_init(&m, CLASS_PERF, GET, A_PORT_CNT, 0);
-    m.b[M_DATA + 1] = 1;
-    g_assert_true(mad_ifc(&t, &m, &r));
-    assert_resp(&r, 0);
-    g_assert_cmpuint(d[1], ==, 1);
-    g_assert_cmpuint(lduw_be_p(d + 8), ==, 0);          /* PortRcvErrors */
-    g_assert_cmpuint(ldl_be_p(d + 24), ==, tx_bytes / 4);
-    g_assert_cmpuint(ldl_be_p(d + 28), ==, rx_bytes / 4);
-    g_assert_cmpuint(ldl_be_p(d + 32), ==, 1);
-    g_assert_cmpuint(ldl_be_p(d + 36), ==, 1);
-    mad_init(&m, CLASS_PERF, GET, A_PORT_CNT_EXT, 0);
-    m.b[M_DATA + 1] = 1;
-    g_assert_true(mad_ifc(&t, &m, &r));
-    assert_resp(&r, 0);
-    g_assert_cmpuint(ldq_be_p(d + 8), ==, tx_bytes / 4);
-    g_assert_cmpuint(ldq_be_p(d + 16), ==, rx_bytes / 4);
-    g_assert_cmpuint(ldq_be_p(d + 24), ==, 1);
-    g_assert_cmpuint(ldq_be_p(d + 32), ==, 1);
-
-    m.b[M_DATA + 1] = 2;
-    g_assert_true(mad_ifc(&t, &m, &r));
-    assert_resp(&r, ST_BAD_VALUE);
-    mad_init(&m, CLASS_PERF, SET, A_PORT_CNT, 0);
-    m.b[M_DATA + 1] = 1;
-    g_assert_true(mad_ifc(&t, &m, &r));
-    assert_resp(&r, ST_BAD_METHOD);
-    mad_init(&m, CLASS_PERF, GET, 0x0011, 0);
-    g_assert_true(mad_ifc(&t, &m, &r));
-    assert_resp(&r, ST_BAD_ATTR);
-    /* GSI classes never come by QP0. */
-    mad_init(&m, CLASS_PERF, GET, A_CPI, 0);
-    {
-        bool reply = true;
-
-        g_assert_cmpuint(mad_ifc_raw(&t, &m, 1, RNIC_MAD_IFC_QP0, t.in,
-                                     NULL, &reply), ==, RNIC_CMD_OK);
-        g_assert_false(reply);
-    }
-}
 
 /* ---- bad commands ---- */
 
@@ -745,8 +667,790 @@ static void test_reset(void *obj, void *data, QGuestAllocator *alloc)
     expect_no_eqe(&t);
 }
 
+
+/* ---- the data path: IB frames on the wire ---- */
+
+#define OUR_LID         0x0010          /* LMC 1: 0x10 and 0x11 */
+#define PEER_LID        0x0022
+#define SM_LID          0x0001
+#define OPC_RC_SEND     0x04
+#define OPC_RC_ACK      0x11
+#define OPC_UD_SEND     0x64
+#define LNH_LOCAL       2
+#define LNH_GLOBAL      3
+#define IB_LRH          8
+#define IB_GRH          40
+#define IB_BTH          12
+#define IB_DETH         8
+#define IB_AETH         4
+#define IB_ETHERTYPE    0x88b5
+#define PEER_GUID       0x0002c90300ddee01ull
+#define IB_UD_QKEY      0x11223344u
+#define GRH_SLOT        40              /* a UD buffer's first bytes */
+#define PI_PKEY_VIOL    46
+#define PKEY_TABLE      32              /* the P_Key table's entries */
+
+/* What the test puts on, or reads off, the wire. */
+typedef struct IbFrame {
+    uint8_t vl, sl, lnh;
+    uint16_t dlid, slid, pkt_len;
+    uint8_t sgid[16], dgid[16];
+    uint8_t opcode, pad;
+    uint16_t pkey;
+    uint32_t dqpn, psn;
+    uint8_t ext[IB_DETH];       /* DETH or AETH, by opcode */
+    size_t ext_len;
+    const uint8_t *payload;
+    size_t payload_len;
+    bool bad_icrc, bad_vcrc;
+} IbFrame;
+
+/* Bit-serial CRCs, independent of the device's table-driven ones. */
+static uint32_t ib_crc32(uint32_t crc, const uint8_t *p, size_t len)
+{
+    int k;
+
+    while (len--) {
+        crc ^= *p++;
+        for (k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+        }
+    }
+    return crc;
+}
+
+static uint16_t ib_crc16(const uint8_t *p, size_t len)
+{
+    uint16_t crc = 0xffff;
+    int k;
+
+    while (len--) {
+        crc ^= *p++;
+        for (k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xd008 & -(crc & 1));   /* 0x100b reflected */
+        }
+    }
+    return crc ^ 0xffff;
+}
+
+/*
+ * The ICRC as IBA 7.8.1 defines it: over the packet from the LRH to the
+ * end of the payload and pad, with the variant fields as ones: VL of a
+ * local packet, the whole LRH of a global one, the GRH's traffic class,
+ * flow label and hop limit, and the BTH's resv8a.
+ */
+static uint32_t ib_icrc(const uint8_t *pkt, size_t len)
+{
+    uint8_t hdr[IB_LRH + IB_GRH + IB_BTH];
+    bool global = (pkt[1] & 3) == LNH_GLOBAL;
+    size_t hlen = IB_LRH + (global ? IB_GRH : 0) + IB_BTH;
+    uint8_t *bth = hdr + hlen - IB_BTH;
+
+    memcpy(hdr, pkt, hlen);
+    if (global) {
+        memset(hdr, 0xff, IB_LRH);
+        hdr[IB_LRH] |= 0x0f;
+        memset(hdr + IB_LRH + 1, 0xff, 3);
+        hdr[IB_LRH + 7] = 0xff;
+    } else {
+        hdr[0] |= 0xf0;
+    }
+    bth[4] = 0xff;
+    return ~ib_crc32(ib_crc32(~0u, hdr, hlen), pkt + hlen, len - hlen);
+}
+
+static void ib_port_gid(uint8_t gid[16], uint64_t guid)
+{
+    stq_be_p(gid, 0xfe80000000000000ull);
+    stq_be_p(gid + 8, guid);
+}
+
+static size_t ib_build(const IbFrame *f, uint8_t *buf, size_t size)
+{
+    size_t n = f->payload_len, pad = (4 - (n & 3)) & 3;
+    bool global = f->lnh == LNH_GLOBAL;
+    size_t hlen = IB_LRH + (global ? IB_GRH : 0) + IB_BTH + f->ext_len;
+    size_t plen = hlen + n + pad + 4;
+    uint8_t *p = buf + 14, *bth = p + hlen - IB_BTH - f->ext_len;
+
+    g_assert_cmpuint(14 + plen + 2, <=, size);
+    memset(buf, 0, 14 + plen + 2);
+    memset(buf, 0xff, 6);
+    memcpy(buf + 6, rt_peer_mac, 6);
+    stw_be_p(buf + 12, IB_ETHERTYPE);
+    p[0] = f->vl << 4;
+    p[1] = f->sl << 4 | f->lnh;
+    stw_be_p(p + 2, f->dlid);
+    stw_be_p(p + 4, plen / 4);
+    stw_be_p(p + 6, f->slid);
+    if (global) {
+        uint8_t *g = p + IB_LRH;
+
+        g[0] = 0x60;
+        stw_be_p(g + 4, plen - IB_LRH - IB_GRH);
+        g[6] = 0x1b;
+        g[7] = 1;
+        memcpy(g + 8, f->sgid, 16);
+        memcpy(g + 24, f->dgid, 16);
+    }
+    bth[0] = f->opcode;
+    bth[1] = pad << 4;
+    stw_be_p(bth + 2, f->pkey);
+    stl_be_p(bth + 4, f->dqpn & 0xffffff);
+    stl_be_p(bth + 8, (f->psn & 0xffffff) | 0x80000000u);
+    memcpy(bth + IB_BTH, f->ext, f->ext_len);
+    memcpy(p + hlen, f->payload, n);
+    stl_le_p(p + plen - 4, ib_icrc(p, plen - 4) ^ (f->bad_icrc ? 1 : 0));
+    stw_le_p(p + plen, ib_crc16(p, plen) ^ (f->bad_vcrc ? 1 : 0));
+    return 14 + plen + 2;
+}
+
+/* A UD SEND from the peer's QP 0x33 to @dqpn. */
+static void ib_ud_init(IbFrame *f, uint16_t dlid, uint32_t dqpn,
+                       const uint8_t *payload, size_t len)
+{
+    memset(f, 0, sizeof(*f));
+    f->sl = 5;
+    f->lnh = LNH_LOCAL;
+    f->dlid = dlid;
+    f->slid = PEER_LID;
+    f->opcode = OPC_UD_SEND;
+    f->pkey = 0xffff;
+    f->dqpn = dqpn;
+    stl_be_p(f->ext, IB_UD_QKEY);
+    stl_be_p(f->ext + 4, 0x33);
+    f->ext_len = IB_DETH;
+    f->payload = payload;
+    f->payload_len = len;
+}
+
+static void ib_send(IbEnv *t, const IbFrame *f)
+{
+    uint8_t buf[2048];
+
+    rt_sock_send(t->e.fd, buf, ib_build(f, buf, sizeof(buf)));
+}
+
+/*
+ * The next frame from the device: an IB packet whose link fields,
+ * PktLen, ICRC and VCRC are right.  Fills @f; payload points into the
+ * env's frame buffer, after @ext_len bytes of extension headers.
+ */
+static void ib_recv(IbEnv *t, IbFrame *f, size_t ext_len)
+{
+    const uint8_t *b = t->e.frame, *p = b + 14, *bth;
+    ssize_t len = rt_sock_recv(t->e.fd, t->e.frame, sizeof(t->e.frame),
+                               QRNIC_TIMEOUT_MS);
+    size_t plen, hlen;
+
+    g_assert_cmpint(len, >=, 60);
+    memset(f, 0, sizeof(*f));
+    g_assert_cmphex(lduw_be_p(b + 12), ==, IB_ETHERTYPE);
+    g_assert_cmphex(b[0] & b[1] & b[2] & b[3] & b[4] & b[5], ==, 0xff);
+    f->vl = p[0] >> 4;
+    g_assert_cmpuint(p[0] & 0xf, ==, 0);                /* LVer */
+    f->sl = p[1] >> 4;
+    f->lnh = p[1] & 3;
+    f->dlid = lduw_be_p(p + 2);
+    f->pkt_len = lduw_be_p(p + 4) & 0x7ff;
+    f->slid = lduw_be_p(p + 6);
+    plen = f->pkt_len * 4;
+    g_assert_cmpuint(14 + plen + 2, <=, len);
+    g_assert_cmphex((uint32_t)ldl_le_p(p + plen - 4), ==, ib_icrc(p, plen - 4));
+    g_assert_cmphex(lduw_le_p(p + plen), ==, ib_crc16(p, plen));
+    hlen = IB_LRH;
+    if (f->lnh == LNH_GLOBAL) {
+        g_assert_cmphex(p[IB_LRH] >> 4, ==, 6);
+        g_assert_cmphex(p[IB_LRH + 6], ==, 0x1b);
+        g_assert_cmpuint(lduw_be_p(p + IB_LRH + 4), ==, plen - IB_LRH - IB_GRH);
+        memcpy(f->sgid, p + IB_LRH + 8, 16);
+        memcpy(f->dgid, p + IB_LRH + 24, 16);
+        hlen += IB_GRH;
+    } else {
+        g_assert_cmpuint(f->lnh, ==, LNH_LOCAL);
+    }
+    bth = p + hlen;
+    f->opcode = bth[0];
+    f->pad = (bth[1] >> 4) & 3;
+    f->pkey = lduw_be_p(bth + 2);
+    f->dqpn = ldl_be_p(bth + 4) & 0xffffff;
+    f->psn = ldl_be_p(bth + 8) & 0xffffff;
+    memcpy(f->ext, bth + IB_BTH, ext_len);
+    f->ext_len = ext_len;
+    hlen += IB_BTH + ext_len;
+    f->payload = p + hlen;
+    f->payload_len = plen - 4 - hlen - f->pad;
+}
+
+/* An enabled IB port the SM made ACTIVE: LID 0x10, LMC 1, and a PD, CQ, MR. */
+static void ib_data_env(IbEnv *t, void *obj, void *data, bool active)
+{
+    Mad r;
+
+    ib_env(t, obj, data);
+    g_assert_cmpuint(qrnic_create_pd(t->e.r, 0, &t->e.pdn), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_create_cq(t->e.r, &t->e.cq, 7, 0), ==,
+                     RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_reg_mr(t->e.r, &t->e.mr, t->e.pdn,
+                                  RNIC_ACCESS_LOCAL_WRITE |
+                                  RNIC_ACCESS_REMOTE_WRITE, QRNIC_PAGE),
+                     ==, RNIC_CMD_OK);
+    if (!active) {
+        return;
+    }
+    g_assert_cmpuint(port_info_set(t, OUR_LID, SM_LID, 1, RNIC_PORT_ARMED,
+                                   &r), ==, 0);
+    g_assert_cmpuint(port_info_set(t, OUR_LID, SM_LID, 1, RNIC_PORT_ACTIVE,
+                                   &r), ==, 0);
+}
+
+static void ib_attr(struct rnic_qp_attr *a, uint8_t state)
+{
+    rt_attr_for(a, state);
+    memset(&a->av, 0, sizeof(a->av));
+    a->av.net_type = RNIC_NET_IB;
+    a->av.ib.dlid = cpu_to_le16(PEER_LID);
+    a->av.sl = 3;
+}
+
+static void ib_ud_qp(IbEnv *t, QRnicQp *qp)
+{
+    struct rnic_qp_attr a;
+
+    g_assert_cmpuint(qrnic_create_qp(t->e.r, qp, RNIC_QPT_UD, t->e.pdn,
+                                     t->e.cq.cqn, t->e.cq.cqn, 4, 5), ==,
+                     RNIC_CMD_OK);
+    ib_attr(&a, RNIC_QPS_INIT);
+    a.qkey = cpu_to_le32(IB_UD_QKEY);
+    g_assert_cmpuint(qrnic_modify_qp(t->e.r, qp->qpn, RNIC_QP_ATTR_STATE |
+                                     RNIC_QP_ATTR_PKEY_INDEX |
+                                     RNIC_QP_ATTR_QKEY | RNIC_QP_ATTR_PORT,
+                                     &a), ==, RNIC_CMD_OK);
+    ib_attr(&a, RNIC_QPS_RTR);
+    g_assert_cmpuint(qrnic_modify_qp(t->e.r, qp->qpn, RNIC_QP_ATTR_STATE, &a),
+                     ==, RNIC_CMD_OK);
+    ib_attr(&a, RNIC_QPS_RTS);
+    g_assert_cmpuint(qrnic_modify_qp(t->e.r, qp->qpn, RNIC_QP_ATTR_STATE |
+                                     RNIC_QP_ATTR_SQ_PSN, &a), ==,
+                     RNIC_CMD_OK);
+}
+
+/* A UD SEND of @len bytes from the MR's start, to @av. */
+static void ib_post_ud(IbEnv *t, QRnicQp *qp, uint64_t wr_id,
+                       const struct rnic_av *av, uint32_t dqpn, uint32_t len)
+{
+    uint8_t buf[RNIC_SQ_WQE_SIZE] = { 0 };
+    struct rnic_send_wqe w;
+    struct rnic_sge sge;
+    uint32_t idx = qp->sq_pi & ((1u << qp->sq_log_size) - 1);
+
+    rt_send_wqe(&w, wr_id, RNIC_WR_SEND, 1);
+    w.ud_qpn = cpu_to_le32(dqpn);
+    w.ud_qkey = cpu_to_le32(IB_UD_QKEY);
+    rt_sge_of(&sge, &t->e.mr, 0, len);
+    memcpy(buf, &w, sizeof(w));
+    memcpy(buf + 64, av, sizeof(*av));
+    memcpy(buf + 128, &sge, sizeof(sge));
+    qtest_memwrite(qrnic_qts(t->e.r), qp->sq_buf + idx * RNIC_SQ_WQE_SIZE,
+                   buf, sizeof(buf));
+    qp->sq_pi++;
+    qrnic_ring_sq(t->e.r, qp);
+}
+
+/* Posts a receive for the MR's second half. */
+static void ib_post_recv(IbEnv *t, QRnicQp *qp, uint64_t wr_id)
+{
+    struct rnic_sge sge;
+
+    rt_sge_of(&sge, &t->e.mr, 2048, 2048);
+    qtest_memset(qrnic_qts(t->e.r), t->e.mr.buf + 2048, 0xa5, 2048);
+    qrnic_post_recv(t->e.r, qp, wr_id, &sge, 1);
+    qrnic_ring_rq(t->e.r, qp);
+}
+
+static void ib_sl2vl_set(IbEnv *t)
+{
+    Mad m, r;
+
+    /* SL 3 on VL 2, every other SL on VL 0. */
+    mad_init(&m, CLASS_LID, SET, A_SL2VL, 0);
+    m.b[M_DATA + 1] = 0x02;
+    g_assert_true(mad_ifc(t, &m, &r));
+    assert_resp(&r, 0);
+}
+
+/*
+ * UD over LIDs: a SEND leaves as LRH (VL from SL2VL, SLID with the AV's
+ * path bit) + BTH + DETH with both CRCs right; with the GRH flag, as
+ * LRH + GRH from the port's GID.  Received UD SENDs complete with the
+ * LRH's SLID, SL and path bits, and with the GRH in the buffer only when
+ * the packet had one.
+ */
+static void test_ud_lid(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint8_t payload[48], got[GRH_SLOT + 48], gid[16], peer[16];
+    struct rnic_av av = { 0 };
+    struct rnic_cqe cqe;
+    unsigned i, recvd = 0;
+    IbFrame f;
+    QRnicQp qp;
+    IbEnv t;
+
+    ib_data_env(&t, obj, data, true);
+    ib_sl2vl_set(&t);
+    ib_ud_qp(&t, &qp);
+    rt_fill_pattern(payload, sizeof(payload), 0x5a);
+    qtest_memwrite(qrnic_qts(t.e.r), t.e.mr.buf, payload, sizeof(payload));
+
+    av.net_type = RNIC_NET_IB;
+    av.ib.dlid = cpu_to_le16(PEER_LID);
+    av.ib.src_path_bits = 1;
+    av.sl = 3;
+    ib_post_ud(&t, &qp, 0x701, &av, 0x33, sizeof(payload));
+    ib_recv(&t, &f, IB_DETH);
+    g_assert_cmpuint(f.vl, ==, 2);
+    g_assert_cmpuint(f.sl, ==, 3);
+    g_assert_cmpuint(f.lnh, ==, LNH_LOCAL);
+    g_assert_cmphex(f.dlid, ==, PEER_LID);
+    g_assert_cmphex(f.slid, ==, OUR_LID | 1);
+    g_assert_cmpuint(f.pkt_len, ==, (IB_LRH + IB_BTH + IB_DETH + 48 + 4) / 4);
+    g_assert_cmphex(f.opcode, ==, OPC_UD_SEND);
+    g_assert_cmphex(f.pkey, ==, 0xffff);
+    g_assert_cmphex(f.dqpn, ==, 0x33);
+    g_assert_cmphex(ldl_be_p(f.ext), ==, IB_UD_QKEY);
+    g_assert_cmphex(ldl_be_p(f.ext + 4) & 0xffffff, ==, qp.qpn);
+    g_assert_cmpmem(f.payload, f.payload_len, payload, sizeof(payload));
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x701);
+
+    /* With a GRH: from the port's GID (default prefix, port GUID). */
+    ib_port_gid(peer, PEER_GUID);
+    memcpy(av.dgid, peer, 16);
+    av.ib.flags = RNIC_AV_IB_GRH;
+    av.ib.src_path_bits = 0;
+    av.hop_limit = 1;
+    ib_post_ud(&t, &qp, 0x702, &av, 0x33, sizeof(payload));
+    ib_recv(&t, &f, IB_DETH);
+    g_assert_cmpuint(f.lnh, ==, LNH_GLOBAL);
+    g_assert_cmphex(f.slid, ==, OUR_LID);
+    ib_port_gid(gid, PORT_GUID);
+    g_assert_cmpmem(f.sgid, 16, gid, 16);
+    g_assert_cmpmem(f.dgid, 16, peer, 16);
+    g_assert_cmpmem(f.payload, f.payload_len, payload, sizeof(payload));
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+
+    /* Receive without a GRH, to the port's second LID. */
+    ib_post_recv(&t, &qp, 0x801);
+    ib_ud_init(&f, OUR_LID | 1, qp.qpn, payload, sizeof(payload));
+    ib_send(&t, &f);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x801);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, RNIC_WC_RECV);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, GRH_SLOT + 48);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, 0x33);
+    g_assert_cmpuint(cqe.net_type, ==, RNIC_NET_IB);
+    g_assert_cmphex(le16_to_cpu(cqe.slid), ==, PEER_LID);
+    g_assert_cmpuint(cqe.sl, ==, 5);
+    g_assert_cmpuint(cqe.dlid_path_bits, ==, 1);
+    g_assert_cmpuint(cqe.flags & RNIC_CQE_GRH, ==, 0);
+    qtest_memread(qrnic_qts(t.e.r), t.e.mr.buf + 2048, got, sizeof(got));
+    g_assert_cmpmem(got + GRH_SLOT, 48, payload, 48);
+
+    /* With a GRH: the GRH lands in the first 40 bytes. */
+    ib_post_recv(&t, &qp, 0x802);
+    ib_ud_init(&f, OUR_LID, qp.qpn, payload, sizeof(payload));
+    f.lnh = LNH_GLOBAL;
+    memcpy(f.sgid, peer, 16);
+    memcpy(f.dgid, gid, 16);
+    ib_send(&t, &f);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x802);
+    g_assert_cmpuint(cqe.flags & RNIC_CQE_GRH, ==, RNIC_CQE_GRH);
+    g_assert_cmpuint(cqe.dlid_path_bits, ==, 0);
+    qtest_memread(qrnic_qts(t.e.r), t.e.mr.buf + 2048, got, sizeof(got));
+    g_assert_cmphex(got[0] >> 4, ==, 6);
+    g_assert_cmpmem(got + 8, 16, peer, 16);
+    g_assert_cmpmem(got + 24, 16, gid, 16);
+    g_assert_cmpmem(got + GRH_SLOT, 48, payload, 48);
+
+    /* To the port's own LID: loopback, nothing on the wire. */
+    ib_post_recv(&t, &qp, 0x803);
+    av.ib.flags = 0;
+    av.ib.dlid = cpu_to_le16(OUR_LID);
+    ib_post_ud(&t, &qp, 0x703, &av, qp.qpn, sizeof(payload));
+    for (i = 0; i < 2; i++) {
+        g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+        g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+        if (cqe.opcode == RNIC_WC_RECV) {
+            g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x803);
+            g_assert_cmphex(le16_to_cpu(cqe.slid), ==, OUR_LID);
+            g_assert_cmpuint(cqe.sl, ==, 3);
+            recvd++;
+        } else {
+            g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x703);
+        }
+    }
+    g_assert_cmpuint(recvd, ==, 1);
+    qtest_memread(qrnic_qts(t.e.r), t.e.mr.buf + 2048, got, sizeof(got));
+    g_assert_cmpmem(got + GRH_SLOT, 48, payload, 48);
+    rt_assert_no_frame(&t.e, 50);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_LOOPBACK_PKTS), ==, 1);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_DROPPED), ==, 0);
+}
+
+/*
+ * What an IB port drops, each counted: everything before the SM makes
+ * it ACTIVE (both ways), a DLID that is not the port's, a P_Key that
+ * does not match the QP's (also in PortInfo:P_KeyViolations), a bad
+ * ICRC or VCRC, and RoCE.  A good packet still arrives after them.
+ */
+static void test_ib_drops(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_av av = { 0 };
+    uint8_t payload[16], buf[256];
+    struct rnic_cqe cqe;
+    IbFrame f;
+    QRnicQp qp;
+    IbEnv t;
+    Roce rf;
+    Mad r;
+
+    ib_data_env(&t, obj, data, false);
+    ib_ud_qp(&t, &qp);
+    rt_fill_pattern(payload, sizeof(payload), 0x21);
+    ib_post_recv(&t, &qp, 0x901);
+
+    /* INIT: nothing in, nothing out; the UD send completes, lost. */
+    ib_ud_init(&f, OUR_LID, qp.qpn, payload, sizeof(payload));
+    ib_send(&t, &f);
+    av.net_type = RNIC_NET_IB;
+    av.ib.dlid = cpu_to_le16(PEER_LID);
+    ib_post_ud(&t, &qp, 0x711, &av, 0x33, 16);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x711);
+    rt_assert_no_frame(&t.e, 50);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_IB_RX_NOT_ACTIVE), ==, 1);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_IB_TX_NOT_ACTIVE), ==, 1);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_TX_PKTS), ==, 0);
+
+    /* ARMED is not yet ACTIVE either. */
+    g_assert_cmpuint(port_info_set(&t, OUR_LID, SM_LID, 1, RNIC_PORT_ARMED,
+                                   &r), ==, 0);
+    ib_send(&t, &f);
+    qrnic_settle(t.e.r);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_IB_RX_NOT_ACTIVE), ==, 2);
+    g_assert_cmpuint(port_info_set(&t, OUR_LID, SM_LID, 1, RNIC_PORT_ACTIVE,
+                                   &r), ==, 0);
+
+    /* Another port's LID, a multicast LID without a GRH, the permissive LID. */
+    f.dlid = OUR_LID + 2;
+    ib_send(&t, &f);
+    f.dlid = 0xc001;
+    ib_send(&t, &f);
+    f.dlid = 0xffff;
+    ib_send(&t, &f);
+    qrnic_settle(t.e.r);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_IB_RX_DLID_ERR), ==, 3);
+
+    /* A P_Key of another partition. */
+    f.dlid = OUR_LID;
+    f.pkey = 0x8001;
+    ib_send(&t, &f);
+    qrnic_settle(t.e.r);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_IB_RX_PKEY_ERR), ==, 1);
+    port_info(&t, &r);
+    g_assert_cmpuint(lduw_be_p(r.b + M_DATA + PI_PKEY_VIOL), ==, 1);
+
+    /* Broken CRCs. */
+    f.pkey = 0xffff;
+    f.bad_icrc = true;
+    ib_send(&t, &f);
+    f.bad_icrc = false;
+    f.bad_vcrc = true;
+    ib_send(&t, &f);
+    f.bad_vcrc = false;
+    qrnic_settle(t.e.r);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_ICRC_ERR), ==, 1);
+
+    /* RoCE is not for an IB port. */
+    rt_roce_init_payload(&rf, OPC_UD_SEND, qp.qpn, 0, buf, 24);
+    rt_send_roce(&t.e, &rf);
+    qrnic_settle(t.e.r);
+
+    g_assert_false(qrnic_cq_poll(t.e.r, &t.e.cq, &cqe));
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 0);
+    /* The RoCE frame went to the Ethernet function, not the transport. */
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_DROPPED), ==, 8);
+
+    /* And a good packet still gets through. */
+    ib_send(&t, &f);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x901);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 1);
+}
+
+/*
+ * RC over LIDs: the SEND goes to the path's DLID; the peer's ACK comes
+ * back by LID.  A request from a LID that is not the connected peer's is
+ * dropped unanswered; from the peer it is ACKed by LID and received.
+ */
+static void test_rc_lid(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint8_t payload[64], got[64];
+    struct rnic_qp_attr a;
+    struct rnic_sge sge;
+    struct rnic_send_wqe w;
+    struct rnic_cqe cqe;
+    IbFrame f, in;
+    IbEnv t;
+
+    ib_data_env(&t, obj, data, true);
+    g_assert_cmpuint(qrnic_create_qp(t.e.r, &t.e.qp, RNIC_QPT_RC, t.e.pdn,
+                                     t.e.cq.cqn, t.e.cq.cqn, 4, 5), ==,
+                     RNIC_CMD_OK);
+    ib_attr(&a, RNIC_QPS_INIT);
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, MASK_TO_INIT, &a),
+                     ==, RNIC_CMD_OK);
+    ib_attr(&a, RNIC_QPS_RTR);
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, MASK_TO_RTR, &a),
+                     ==, RNIC_CMD_OK);
+    ib_attr(&a, RNIC_QPS_RTS);
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, MASK_TO_RTS, &a),
+                     ==, RNIC_CMD_OK);
+    g_assert_cmpuint(qrnic_query_qp(t.e.r, t.e.qp.qpn, &a), ==, RNIC_CMD_OK);
+    g_assert_cmpuint(a.av.net_type, ==, RNIC_NET_IB);
+    g_assert_cmphex(le16_to_cpu(a.av.ib.dlid), ==, PEER_LID);
+    g_assert_cmpuint(a.av.sl, ==, 3);
+
+    rt_fill_pattern(payload, sizeof(payload), 0x77);
+    qtest_memwrite(qrnic_qts(t.e.r), t.e.mr.buf, payload, sizeof(payload));
+    rt_send_wqe(&w, 0xa01, RNIC_WR_SEND, 1);
+    rt_sge_of(&sge, &t.e.mr, 0, sizeof(payload));
+    qrnic_post_send(t.e.r, &t.e.qp, &w, &sge, 1);
+    qrnic_ring_sq(t.e.r, &t.e.qp);
+    ib_recv(&t, &f, 0);
+    g_assert_cmphex(f.opcode, ==, OPC_RC_SEND);
+    g_assert_cmphex(f.dlid, ==, PEER_LID);
+    g_assert_cmphex(f.slid, ==, OUR_LID);
+    g_assert_cmpuint(f.sl, ==, 3);
+    g_assert_cmphex(f.dqpn, ==, PEER_QPN);
+    g_assert_cmphex(f.psn, ==, QP_SQ_PSN);
+    g_assert_cmpmem(f.payload, f.payload_len, payload, sizeof(payload));
+
+    memset(&in, 0, sizeof(in));
+    in.lnh = LNH_LOCAL;
+    in.dlid = OUR_LID;
+    in.slid = PEER_LID;
+    in.pkey = 0xffff;
+    in.opcode = OPC_RC_ACK;
+    in.dqpn = t.e.qp.qpn;
+    in.psn = QP_SQ_PSN;
+    in.ext[0] = AETH_ACK(31);
+    in.ext[3] = 1;                              /* MSN */
+    in.ext_len = IB_AETH;
+    ib_send(&t, &in);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xa01);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+
+    /* A SEND from the wrong LID: dropped, not ACKed. */
+    ib_post_recv(&t, &t.e.qp, 0xb01);
+    in.opcode = OPC_RC_SEND;
+    in.psn = QP_RQ_PSN;
+    in.ext_len = 0;
+    in.payload = payload;
+    in.payload_len = sizeof(payload);
+    in.slid = PEER_LID + 1;
+    ib_send(&t, &in);
+    rt_assert_no_frame(&t.e, 100);
+    g_assert_false(qrnic_cq_poll(t.e.r, &t.e.cq, &cqe));
+
+    in.slid = PEER_LID;
+    ib_send(&t, &in);
+    ib_recv(&t, &f, IB_AETH);
+    g_assert_cmphex(f.opcode, ==, OPC_RC_ACK);
+    g_assert_cmphex(f.dlid, ==, PEER_LID);
+    g_assert_cmphex(f.slid, ==, OUR_LID);
+    g_assert_cmphex(f.psn, ==, QP_RQ_PSN);
+    g_assert_cmphex(f.ext[0] & 0xe0, ==, 0);        /* an ACK */
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xb01);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(payload));
+    qtest_memread(qrnic_qts(t.e.r), t.e.mr.buf + 2048, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), payload, sizeof(payload));
+}
+
+/*
+ * MODIFY_QP's path on an IB port is RNIC_NET_IB with a unicast DLID,
+ * known flags, zero reserved bytes, and GID 0 for a GRH; RoCE paths are
+ * refused there, and IB paths on an Ethernet port.  The P_Key index may
+ * name any entry of the table.
+ */
+static void test_ib_av_errors(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_qp_attr a;
+    IbEnv t;
+    uint64_t errs;
+    uint32_t m = MASK_TO_RTR;
+
+    ib_data_env(&t, obj, data, true);
+    g_assert_cmpuint(qrnic_create_qp(t.e.r, &t.e.qp, RNIC_QPT_RC, t.e.pdn,
+                                     t.e.cq.cqn, t.e.cq.cqn, 4, 5), ==,
+                     RNIC_CMD_OK);
+    ib_attr(&a, RNIC_QPS_INIT);
+    a.pkey_index = cpu_to_le16(PKEY_TABLE);
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, MASK_TO_INIT, &a),
+                     ==, RNIC_CMD_ERR_PARAM);
+    a.pkey_index = cpu_to_le16(PKEY_TABLE - 1);
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, MASK_TO_INIT, &a),
+                     ==, RNIC_CMD_OK);
+    errs = qrnic_counter(t.e.r, RNIC_CNT_GUEST_ERR);
+
+    ib_attr(&a, RNIC_QPS_RTR);
+    a.av.net_type = RNIC_NET_IPV4;
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, m, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+    ib_attr(&a, RNIC_QPS_RTR);
+    a.av.ib.dlid = 0;
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, m, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+    a.av.ib.dlid = cpu_to_le16(0xc001);
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, m, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+    ib_attr(&a, RNIC_QPS_RTR);
+    a.av.ib.flags = 0x80;
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, m, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+    ib_attr(&a, RNIC_QPS_RTR);
+    a.av.ib.rsvd_4[1] = 1;
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, m, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+    ib_attr(&a, RNIC_QPS_RTR);
+    a.av.ib.flags = RNIC_AV_IB_GRH;
+    a.av.sgid_index = 1;
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, m, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+    ib_attr(&a, RNIC_QPS_RTR);
+    a.av.sl = 16;
+    g_assert_cmpuint(qrnic_modify_qp(t.e.r, t.e.qp.qpn, m, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_GUEST_ERR), ==, errs + 7);
+    g_assert_cmpuint(rt_qp_state(&t.e, &t.e.qp), ==, RNIC_QPS_INIT);
+}
+
+static void test_ib_av_on_eth(void *obj, void *data, QGuestAllocator *alloc)
+{
+    struct rnic_qp_attr a;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &e.qp, RNIC_QPT_RC, e.pdn,
+                                     e.cq.cqn, e.cq.cqn, 4, 5), ==,
+                     RNIC_CMD_OK);
+    rt_qp_up(&e, &e.qp, RNIC_QPS_INIT);
+    ib_attr(&a, RNIC_QPS_RTR);
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_RTR, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+    /* RoCE ports have one P_Key. */
+    rt_attr_for(&a, RNIC_QPS_INIT);
+    a.pkey_index = cpu_to_le16(1);
+    g_assert_cmpuint(qrnic_modify_qp(e.r, e.qp.qpn, MASK_TO_INIT, &a), ==,
+                     RNIC_CMD_ERR_PARAM);
+}
+
+/* ---- the PMA ---- */
+
+static void test_pma(void *obj, void *data, QGuestAllocator *alloc)
+{
+    IbEnv t;
+    Mad m, r;
+    const uint8_t *d = r.b + M_DATA;
+    uint64_t tx_bytes, tx_pkts, rx_bytes, rx_pkts;
+    uint8_t payload[64];
+    struct rnic_av av = { 0 };
+    struct rnic_cqe cqe;
+    IbFrame f;
+    QRnicQp qp;
+
+    /* Traffic first, so that the counters the PMA reports are not 0. */
+    ib_data_env(&t, obj, data, true);
+    ib_ud_qp(&t, &qp);
+    ib_post_recv(&t, &qp, 1);
+    rt_fill_pattern(payload, sizeof(payload), 3);
+    ib_ud_init(&f, OUR_LID, qp.qpn, payload, sizeof(payload));
+    ib_send(&t, &f);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    av.net_type = RNIC_NET_IB;
+    av.ib.dlid = cpu_to_le16(PEER_LID);
+    ib_post_ud(&t, &qp, 2, &av, 0x33, sizeof(payload));
+    ib_recv(&t, &f, IB_DETH);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+
+    mad_init(&m, CLASS_PERF, GET, A_CPI, 0);
+    g_assert_true(mad_ifc(&t, &m, &r));
+    assert_resp(&r, 0);
+    g_assert_cmpuint(d[0], ==, 1);
+    g_assert_cmpuint(d[1], ==, 1);
+    g_assert_cmphex(lduw_be_p(d + 2), ==, 1u << 9);     /* extended width */
+
+    tx_bytes = qrnic_counter(t.e.r, RNIC_CNT_TX_BYTES);
+    tx_pkts = qrnic_counter(t.e.r, RNIC_CNT_TX_PKTS);
+    rx_bytes = qrnic_counter(t.e.r, RNIC_CNT_RX_BYTES);
+    rx_pkts = qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS);
+    g_assert_cmpuint(tx_pkts, ==, 1);           /* the UD SEND */
+    g_assert_cmpuint(rx_pkts, ==, 1);           /* the peer's UD SEND */
+    g_assert_cmpuint(rx_bytes, >=, sizeof(payload));
+    mad_init(&m, CLASS_PERF, GET, A_PORT_CNT, 0);
+    m.b[M_DATA + 1] = 1;
+    g_assert_true(mad_ifc(&t, &m, &r));
+    assert_resp(&r, 0);
+    g_assert_cmpuint(d[1], ==, 1);
+    g_assert_cmpuint(lduw_be_p(d + 8), ==, 0);          /* PortRcvErrors */
+    g_assert_cmpuint(ldl_be_p(d + 24), ==, tx_bytes / 4);
+    g_assert_cmpuint(ldl_be_p(d + 28), ==, rx_bytes / 4);
+    g_assert_cmpuint(ldl_be_p(d + 32), ==, 1);
+    g_assert_cmpuint(ldl_be_p(d + 36), ==, 1);
+    mad_init(&m, CLASS_PERF, GET, A_PORT_CNT_EXT, 0);
+    m.b[M_DATA + 1] = 1;
+    g_assert_true(mad_ifc(&t, &m, &r));
+    assert_resp(&r, 0);
+    g_assert_cmpuint(ldq_be_p(d + 8), ==, tx_bytes / 4);
+    g_assert_cmpuint(ldq_be_p(d + 16), ==, rx_bytes / 4);
+    g_assert_cmpuint(ldq_be_p(d + 24), ==, 1);
+    g_assert_cmpuint(ldq_be_p(d + 32), ==, 1);
+
+    m.b[M_DATA + 1] = 2;
+    g_assert_true(mad_ifc(&t, &m, &r));
+    assert_resp(&r, ST_BAD_VALUE);
+    mad_init(&m, CLASS_PERF, SET, A_PORT_CNT, 0);
+    m.b[M_DATA + 1] = 1;
+    g_assert_true(mad_ifc(&t, &m, &r));
+    assert_resp(&r, ST_BAD_METHOD);
+    mad_init(&m, CLASS_PERF, GET, 0x0011, 0);
+    g_assert_true(mad_ifc(&t, &m, &r));
+    assert_resp(&r, ST_BAD_ATTR);
+    /* GSI classes never come by QP0. */
+    mad_init(&m, CLASS_PERF, GET, A_CPI, 0);
+    {
+        bool reply = true;
+
+        g_assert_cmpuint(mad_ifc_raw(&t, &m, 1, RNIC_MAD_IFC_QP0, t.in,
+                                     NULL, &reply), ==, RNIC_CMD_OK);
+        g_assert_false(reply);
+    }
+}
+
 static void register_rnic_ib_test(void)
 {
+    /* On the third node: the other two fill qgraph's stack. */
+    rt_use_node_c(true);
     rt_add_opts("ib-query", test_query, GUID_OPTS);
     rt_add("ib-query-eth", test_query_eth);
     rt_add_opts("ib-sma-node", test_node, GUID_OPTS);
@@ -758,6 +1462,12 @@ static void register_rnic_ib_test(void)
     rt_add_opts("ib-pma", test_pma, IB_OPTS);
     rt_add_opts("ib-mad-ifc-errors", test_cmd_errors, IB_OPTS);
     rt_add_opts("ib-reset", test_reset, IB_OPTS);
+    rt_add_opts("ib-ud-lid", test_ud_lid, GUID_OPTS);
+    rt_add_opts("ib-drops", test_ib_drops, GUID_OPTS);
+    rt_add_opts("ib-rc-lid", test_rc_lid, GUID_OPTS);
+    rt_add_opts("ib-av-errors", test_ib_av_errors, GUID_OPTS);
+    rt_add("ib-av-on-eth", test_ib_av_on_eth);
+    rt_use_node_c(false);
 }
 
 libqos_init(register_rnic_ib_test);

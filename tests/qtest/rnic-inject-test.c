@@ -697,7 +697,7 @@ static void test_gid_change(void *obj, void *data, QGuestAllocator *alloc)
 
 static void register_rnic_inject_test(void)
 {
-    rt_use_node_b(true);
+    rt_use_node_c(true);
     rt_add("inject-wc-error", test_wc_error);
     rt_add("inject-wc-error-percent", test_wc_error_percent);
     rt_add("inject-hmp", test_hmp);
@@ -713,7 +713,7 @@ static void register_rnic_inject_test(void)
     rt_add("inject-cqe-corrupt", test_cqe_corrupt);
     rt_add("inject-cqe-corrupt-srq", test_cqe_corrupt_srq);
     rt_add("inject-gid-change", test_gid_change);
-    rt_use_node_b(false);
+    rt_use_node_c(false);
 }
 
 libqos_init(register_rnic_inject_test);

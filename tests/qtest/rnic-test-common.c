@@ -679,6 +679,11 @@ void rt_use_node_b(bool on)
     rt_node = on ? QRNIC_NODE_B : "rnic";
 }
 
+void rt_use_node_c(bool on)
+{
+    rt_node = on ? QRNIC_NODE_C : "rnic";
+}
+
 /* Registers @fn on the current node, set up by @before, with @dev_opts. */
 static void rt_add_with(const char *name, QOSTestFunc fn,
                         QOSBeforeTest before, const char *dev_opts)

@@ -195,6 +195,8 @@ char *rt_qom_path(QTestState *qts);
 void rt_add(const char *name, QOSTestFunc fn);
 /* Tests registered from now on go on the second rnic node, or not. */
 void rt_use_node_b(bool on);
+/* The same for a third name, when both are full. */
+void rt_use_node_c(bool on);
 /* The same with ",opt=val..." appended to the device's options. */
 void rt_add_opts(const char *name, QOSTestFunc fn, const char *dev_opts);
 /*

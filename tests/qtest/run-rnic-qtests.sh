@@ -37,7 +37,7 @@ for f in "$qos_test" "$QTEST_QEMU_BINARY"; do
     fi
 done
 
-paths=$("$qos_test" -l | grep -E '/rnic(-b|-netdev)?(-tests)?/' | grep -e "$filter")
+paths=$("$qos_test" -l | grep -E '/rnic(-b|-c|-netdev)?(-tests)?/' | grep -e "$filter")
 if [ -z "$paths" ]; then
     echo "$0: qos-test lists no rnic test (is the rnic device built in?)" >&2
     exit 1

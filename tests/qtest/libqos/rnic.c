@@ -652,6 +652,8 @@ static void qrnic_register_nodes(void)
      */
     qos_node_create_driver_named(QRNIC_NODE_B, "rnic", qrnic_create);
     qos_node_consumes(QRNIC_NODE_B, "pci-bus", &opts);
+    qos_node_create_driver_named(QRNIC_NODE_C, "rnic", qrnic_create);
+    qos_node_consumes(QRNIC_NODE_C, "pci-bus", &opts);
 }
 
 libqos_init(qrnic_register_nodes);

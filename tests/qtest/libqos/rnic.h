@@ -25,6 +25,7 @@
 
 /* A second qgraph node for the rnic device (see qrnic_register_nodes). */
 #define QRNIC_NODE_B        "rnic-b"
+#define QRNIC_NODE_C        "rnic-c"
 
 typedef struct QRnic {
     QOSGraphObject obj;
