@@ -532,6 +532,12 @@ enum rnic_qp_type {
 	 * the destination MAC on, in its receive WQEs.
 	 */
 	RNIC_QPT_RAW_PACKET = 5,
+	/*
+	 * QP0 of an InfiniBand port, carried as UD: subnet management packets
+	 * on VL15, in every port state but DOWN, to the permissive LID or the
+	 * port's own.  Kernel only; the port's SMA answers through MAD_IFC.
+	 */
+	RNIC_QPT_SMI = 6,
 };
 
 #define RNIC_QP_FLAG_SIG_ALL        BIT(0)   /* every WQE signaled */

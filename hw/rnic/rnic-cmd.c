@@ -105,7 +105,11 @@ uint8_t rnic_cmd_need_kernel(RnicCmdCtx *c)
 uint8_t rnic_cmd_check_obj(RnicCmdCtx *c, const char *kind, uint32_t h,
                          uint32_t max, bool valid, uint16_t owner)
 {
-    if (h == 0 || h > max || !valid) {
+    /*
+     * Callers say a handle 0 is not valid, as it names nothing, but for
+     * QP0 of an IB port.
+     */
+    if (h > max || !valid) {
         return rnic_cmd_err_handle(c, kind, h);
     }
     if (c->uctx && owner != c->uctx) {
@@ -182,7 +186,8 @@ uint8_t rnic_cmd_load_ring(RnicCmdCtx *c, const struct rnic_pbl *desc,
 
 RnicQP *rnic_qp_get(RnicState *s, uint32_t qpn)
 {
-    if (!s->qp || qpn == 0 || qpn > s->prop.max_qp + 1) {
+    /* QPN 0 is the SMI QP's, which only an IB port creates. */
+    if (!s->qp || qpn > s->prop.max_qp + 1) {
         return NULL;
     }
     return s->qp[qpn];
@@ -464,7 +469,7 @@ static bool uctx_in_use(RnicState *s, uint16_t u)
             return true;
         }
     }
-    for (i = 1; i <= s->prop.max_qp + 1; i++) {
+    for (i = 0; i <= s->prop.max_qp + 1; i++) {
         if (s->qp[i] && s->qp[i]->uctx == u) {
             return true;
         }

@@ -839,7 +839,9 @@ static int rnic_mig_qp_check(RnicState *s, void *obj, uint32_t i)
     RNIC_MIG_CHECK(has_srq ? (qp->srqn >= 1 && qp->srqn <= s->prop.max_srq &&
                               s->srq[qp->srqn].valid)
                            : !qp->srqn, "QP", i);
-    RNIC_MIG_CHECK(qp->type >= RNIC_QPT_RC && qp->type <= RNIC_QPT_RAW_PACKET &&
+    RNIC_MIG_CHECK(qp->type >= RNIC_QPT_RC && qp->type <= RNIC_QPT_SMI &&
+                   (qp->type == RNIC_QPT_SMI) == (i == RNIC_SMI_QPN) &&
+                   (qp->type != RNIC_QPT_SMI || s->ib) &&
                    qp->state <= RNIC_QPS_ERR, "QP", i);
     RNIC_MIG_CHECK(!(qp->flags & ~(RNIC_QP_FLAG_SIG_ALL | RNIC_QP_FLAG_HAS_SRQ |
                                    RNIC_QP_FLAG_SQ_DBREC)) &&
@@ -962,8 +964,9 @@ static void *rnic_mig_qp_load(RnicState *s, uint32_t i)
 {
     RnicQP *qp;
 
-    /* QP 0 is never made; charged as CREATE_QP charges it. */
-    if (!i || s->qp[i] || !rnic_host_mem_charge(s, sizeof(*qp))) {
+    /* QP 0 is made only on an IB port; charged as CREATE_QP charges it. */
+    if ((i == RNIC_SMI_QPN && !s->ib) || s->qp[i] ||
+        !rnic_host_mem_charge(s, sizeof(*qp))) {
         return NULL;
     }
     qp = g_new0(RnicQP, 1);
@@ -1151,7 +1154,7 @@ static int rnic_mig_check_refs(RnicState *s)
             pd[s->srq[i].pdn]++;
         }
     }
-    for (i = 1; i <= s->prop.max_qp + 1; i++) {
+    for (i = 0; i <= s->prop.max_qp + 1; i++) {
         RnicQP *qp = s->qp[i];
 
         if (qp) {

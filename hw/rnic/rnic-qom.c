@@ -254,6 +254,7 @@ static void rnic_get_power(Object *obj, Visitor *v, const char *name,
 static const char *const rnic_qpt_names[] = {
     [RNIC_QPT_RC] = "RC", [RNIC_QPT_UC] = "UC", [RNIC_QPT_UD] = "UD",
     [RNIC_QPT_GSI] = "GSI", [RNIC_QPT_RAW_PACKET] = "RAW",
+    [RNIC_QPT_SMI] = "SMI",
 };
 
 /* "qps": [{"qpn", "type", "state", "uctx"}, ...] in QPN order. */

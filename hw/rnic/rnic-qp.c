@@ -27,7 +27,8 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
     uint32_t rcqn = le32_to_cpu(q->recv_cqn);
     uint32_t srqn = le32_to_cpu(q->srqn);
     uint16_t max_inline = le16_to_cpu(q->max_inline);
-    bool ud = q->qp_type == RNIC_QPT_UD || q->qp_type == RNIC_QPT_GSI;
+    bool ud = q->qp_type == RNIC_QPT_UD || q->qp_type == RNIC_QPT_GSI ||
+              q->qp_type == RNIC_QPT_SMI;
     uint32_t send_sge_cap = MIN(s->prop.max_sge,
                                 ud ? RNIC_UD_MAX_SGE : RNIC_SQ_MAX_SGE);
     uint32_t recv_sge_cap = MIN(s->prop.max_sge, RNIC_RQ_MAX_SGE);
@@ -41,9 +42,13 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
     if (q->rsvd_5 || q->rsvd_28) {
         return rnic_cmd_err_rsvd(c, "create_qp");
     }
-    if (q->qp_type < RNIC_QPT_RC || q->qp_type > RNIC_QPT_RAW_PACKET) {
-        return rnic_cmd_err_param(c, "qp_type", q->qp_type,
-                                  RNIC_QPT_RAW_PACKET);
+    if (q->qp_type < RNIC_QPT_RC || q->qp_type > RNIC_QPT_SMI) {
+        return rnic_cmd_err_param(c, "qp_type", q->qp_type, RNIC_QPT_SMI);
+    }
+    /* Only an IB port has a subnet management interface. */
+    if (q->qp_type == RNIC_QPT_SMI && !s->ib) {
+        trace_rnic_err_cmd_param(c->op, "SMI QP on an Ethernet port", 0, 0);
+        return RNIC_CMD_ERR_NOT_SUPP;
     }
     /* Without flow rules a raw QP could send but never receive. */
     if (q->qp_type == RNIC_QPT_RAW_PACKET && !s->prop.max_flow) {
@@ -58,7 +63,7 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
         trace_rnic_err_cmd_param(c->op, "SQ dbrec", flags, s->prop.sq_dbrec);
         return RNIC_CMD_ERR_NOT_SUPP;
     }
-    if (q->qp_type == RNIC_QPT_GSI) {
+    if (q->qp_type == RNIC_QPT_GSI || q->qp_type == RNIC_QPT_SMI) {
         st = rnic_cmd_need_kernel(c);
         if (st) {
             return st;
@@ -109,6 +114,11 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
             return rnic_cmd_err_state(c, "GSI QP exists", RNIC_GSI_QPN);
         }
         qpn = RNIC_GSI_QPN;
+    } else if (q->qp_type == RNIC_QPT_SMI) {
+        if (s->qp[RNIC_SMI_QPN]) {
+            return rnic_cmd_err_state(c, "SMI QP exists", RNIC_SMI_QPN);
+        }
+        qpn = RNIC_SMI_QPN;
     } else {
         for (qpn = RNIC_FIRST_QPN; qpn <= s->prop.max_qp + 1; qpn++) {
             if (!s->qp[qpn]) {
@@ -158,8 +168,7 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
      * largest payload the device sends, and the guest keeps it within the
      * port MTU it reports (ibv_query_port), as with hardware RNICs.
      */
-    qp->path_mtu = (q->qp_type == RNIC_QPT_UD || q->qp_type == RNIC_QPT_GSI) ?
-                   RNIC_MTU_4096 : RNIC_MTU_1024;
+    qp->path_mtu = ud ? RNIC_MTU_4096 : RNIC_MTU_1024;
     qp->port_num = 1;
     qp->sq.ring = sq;
     qp->sq.max_sge = q->max_send_sge;
@@ -369,19 +378,20 @@ uint8_t rnic_cmd_detach_mcast(RnicCmdCtx *c)
 /*
  * Which attributes each transition requires and allows, per QP type,
  * following IBTA vol 1 table 91 (as Linux's ib_modify_qp_is_ok() does).
- * Index 0 of req/opt is unused; 1..5 are enum rnic_qp_type.  Raw packet
- * QPs name their port on the way to INIT and take nothing else.
+ * Index 0 of req/opt is unused; 1..6 are enum rnic_qp_type.  Raw packet
+ * QPs name their port on the way to INIT and take nothing else; QP0
+ * (SMI) takes what QP1 (GSI) does.
  */
 typedef struct RnicQpTrans {
     bool valid;
-    uint32_t req[RNIC_QPT_RAW_PACKET + 1];
-    uint32_t opt[RNIC_QPT_RAW_PACKET + 1];
+    uint32_t req[RNIC_QPT_SMI + 1];
+    uint32_t opt[RNIC_QPT_SMI + 1];
 } RnicQpTrans;
 
 #define A(x)        RNIC_QP_ATTR_##x
-#define PER_TYPE(rc, uc, ud, gsi)   { 0, (rc), (uc), (ud), (gsi), 0 }
+#define PER_TYPE(rc, uc, ud, gsi)   { 0, (rc), (uc), (ud), (gsi), 0, (gsi) }
 #define PER_TYPE_RAW(rc, uc, ud, gsi, raw) \
-    { 0, (rc), (uc), (ud), (gsi), (raw) }
+    { 0, (rc), (uc), (ud), (gsi), (raw), (gsi) }
 
 static const RnicQpTrans rnic_qp_trans[RNIC_QPS_ERR + 1][RNIC_QPS_ERR + 1] = {
     [RNIC_QPS_RESET] = {

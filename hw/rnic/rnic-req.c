@@ -43,7 +43,8 @@ uint8_t rnic_wr_to_wc_opcode(uint8_t wr_opcode)
 
 static bool rnic_qp_is_ud(const RnicQP *qp)
 {
-    return qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI;
+    return qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI ||
+           qp->type == RNIC_QPT_SMI;
 }
 
 /* Work requests that act on this device's memory keys, not the wire. */
@@ -64,6 +65,7 @@ static bool rnic_wr_valid_for_qp(const RnicQP *qp, uint8_t op)
                op == RNIC_WR_RDMA_WRITE || op == RNIC_WR_RDMA_WRITE_IMM;
     case RNIC_QPT_UD:
     case RNIC_QPT_GSI:
+    case RNIC_QPT_SMI:
         return op == RNIC_WR_SEND || op == RNIC_WR_SEND_IMM;
     case RNIC_QPT_RAW_PACKET:
         return op == RNIC_WR_SEND;
@@ -494,8 +496,8 @@ static bool rnic_req_send_pkt(RnicState *s, RnicQP *qp, RnicSwqe *w)
         }
         if (info->flags & RNIC_HDR_DETH) {
             /* A qkey with the top bit set means "use the QP's". */
-            uint32_t own = qp->type == RNIC_QPT_GSI ? RNIC_TP_GSI_QKEY
-                                                    : qp->qkey;
+            uint32_t own = qp->type == RNIC_QPT_GSI ? RNIC_TP_GSI_QKEY :
+                           qp->type == RNIC_QPT_SMI ? 0 : qp->qkey;
 
             p.deth.qkey = (w->ud_qkey & 0x80000000u) ? own : w->ud_qkey;
             p.deth.src_qp = qp->qpn;

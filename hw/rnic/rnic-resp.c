@@ -989,7 +989,8 @@ static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
     uint32_t want_qkey = qp->type == RNIC_QPT_GSI ? RNIC_TP_GSI_QKEY : qp->qkey;
     RnicMemErr err;
 
-    if (p->deth.qkey != want_qkey) {
+    /* QP0 has no Q_Key to check (IBA 14.2.3). */
+    if (qp->type != RNIC_QPT_SMI && p->deth.qkey != want_qkey) {
         trace_rnic_tp_rx_drop(qp->qpn, "qkey mismatch");
         s->cnt[RNIC_CNT_RX_DROPPED]++;
         return;
@@ -1060,7 +1061,8 @@ void rnic_resp_request(RnicState *s, RnicQP *qp, const RnicPkt *p,
         resp->comm_est = true;
         rnic_eq_post(s, 0, RNIC_EQE_COMM_EST, qp->qpn, 0);
     }
-    if (qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI) {
+    if (qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI ||
+        qp->type == RNIC_QPT_SMI) {
         rnic_resp_ud(s, qp, p, frame, flags);
         return;
     }

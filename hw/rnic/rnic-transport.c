@@ -73,6 +73,13 @@ static bool rnic_tp_pkt_init_ib(RnicState *s, RnicQP *qp, const RnicAV *av,
     p->ib_vl = port->sl2vl[p->ib_sl];
     p->ib_dlid = av->dlid;
     p->ib_slid = (port->lid & ~paths) | (av->src_path_bits & paths);
+    if (qp->type == RNIC_QPT_SMI) {
+        /* SMPs travel on VL15, from the permissive LID until one is set. */
+        p->ib_vl = RNIC_VL_SMP;
+        if (port->lid == RNIC_LID_RESERVED) {
+            p->ib_slid = RNIC_LID_PERMISSIVE;
+        }
+    }
     if (av->ib_flags & RNIC_AV_IB_GRH) {
         if (av->sgid_index != 0) {
             return false;
@@ -85,7 +92,8 @@ static bool rnic_tp_pkt_init_ib(RnicState *s, RnicQP *qp, const RnicAV *av,
         p->tclass = av->traffic_class;
         p->flow_label = av->flow_label & 0xfffff;
     }
-    p->bth.pkey = rnic_ib_qp_pkey(s, qp);
+    p->bth.pkey = qp->type == RNIC_QPT_SMI ? RNIC_DEFAULT_PKEY
+                                           : rnic_ib_qp_pkey(s, qp);
     p->bth.tver = RNIC_BTH_TVER;
     return true;
 }
@@ -157,8 +165,12 @@ bool rnic_tp_xmit(RnicState *s, RnicQP *qp, RnicPkt *p, const void *payload)
      * An IB port sends data only once the SM made it ACTIVE, and never
      * on VL15 (an SL the SL2VL table maps there is not to be used): the
      * packet is lost on the link as on a real port, and RC retries it.
+     * Subnet management (QP0, VL15) goes out in any state but DOWN, as
+     * the SM needs it to bring the port up.
      */
-    if (p->ib && (s->ibp.state != RNIC_PORT_ACTIVE ||
+    if (p->ib && (qp->type == RNIC_QPT_SMI ?
+                  s->ibp.state == RNIC_PORT_DOWN :
+                  s->ibp.state != RNIC_PORT_ACTIVE ||
                   p->ib_vl == RNIC_VL_SMP)) {
         s->cnt[RNIC_CNT_IB_TX_NOT_ACTIVE]++;
         trace_rnic_tp_ib_tx_drop(qp->qpn, p->ib_dlid, s->ibp.state,
@@ -204,6 +216,7 @@ static bool rnic_opcode_fits_qp(const RnicQP *qp, uint8_t opcode)
         return rnic_opcode_transport(opcode) == RNIC_OPC_UC;
     case RNIC_QPT_UD:
     case RNIC_QPT_GSI:
+    case RNIC_QPT_SMI:
         return rnic_opcode_transport(opcode) == RNIC_OPC_UD;
     default:
         return false;
@@ -230,6 +243,9 @@ static const char *rnic_rx_source_check_ib(RnicState *s, const RnicQP *qp,
     bool ok = false;
     unsigned i;
 
+    if (qp->type == RNIC_QPT_SMI) {
+        return NULL;            /* SMPs' P_Key is not checked (IBA 14.2.3) */
+    }
     if (qp->type == RNIC_QPT_GSI) {
         for (i = 0; i < RNIC_PKEY_BLOCK && !ok; i++) {
             ok = rnic_ib_pkey_match(s->ibp.pkey[i], p->bth.pkey);
@@ -387,19 +403,42 @@ static void rnic_tp_rx_qp(RnicState *s, RnicQP *qp, const RnicPkt *p,
     s->inj.rx_qpn = RNIC_INJ_NO_QP;
 }
 
+static bool rnic_ib_lid_is_ours(const RnicIbPort *port, uint16_t dlid)
+{
+    uint16_t base = ~((1u << port->lmc) - 1);
+
+    return dlid != RNIC_LID_RESERVED && port->lid != RNIC_LID_RESERVED &&
+           !rnic_lid_is_mcast(dlid) && dlid != RNIC_LID_PERMISSIVE &&
+           (dlid & base) == (port->lid & base);
+}
+
 /*
  * What an IB port checks before it looks for a QP: that the SM has made
  * it ACTIVE, and that the DLID is one of its 2^LMC LIDs, or a multicast
- * LID with a GRH naming the group.  Subnet management (QP0, VL15) is
- * the SMA's, through MAD_IFC, not the transport's.
+ * LID with a GRH naming the group.  Subnet management packets (QP0, and
+ * only on VL15) are taken in every state but DOWN, to the permissive
+ * LID or one of the port's: that is how the SM brings the port up.
  */
 static bool rnic_tp_rx_ib_port(RnicState *s, const RnicPkt *p)
 {
     const RnicIbPort *port = &s->ibp;
-    uint16_t base = ~((1u << port->lmc) - 1);
 
-    if (p->bth.dqpn == 0 || p->ib_vl == RNIC_VL_SMP) {
-        rnic_rx_drop(s, p->bth.dqpn, "QP0 packet for the transport");
+    if (p->bth.dqpn == RNIC_SMI_QPN || p->ib_vl == RNIC_VL_SMP) {
+        if (p->bth.dqpn != RNIC_SMI_QPN || p->ib_vl != RNIC_VL_SMP) {
+            rnic_rx_drop(s, p->bth.dqpn, "QP0 packet on a data VL");
+            return false;
+        }
+        if (port->state == RNIC_PORT_DOWN) {
+            s->cnt[RNIC_CNT_IB_RX_NOT_ACTIVE]++;
+            rnic_rx_drop(s, p->bth.dqpn, "IB port is DOWN");
+            return false;
+        }
+        if (p->ib_dlid == RNIC_LID_PERMISSIVE ||
+            rnic_ib_lid_is_ours(port, p->ib_dlid)) {
+            return true;
+        }
+        s->cnt[RNIC_CNT_IB_RX_DLID_ERR]++;
+        rnic_rx_drop(s, p->bth.dqpn, "DLID is not the port's");
         return false;
     }
     if (port->state != RNIC_PORT_ACTIVE) {
@@ -411,9 +450,7 @@ static bool rnic_tp_rx_ib_port(RnicState *s, const RnicPkt *p)
         if (p->ib_grh && p->bth.dqpn == RNIC_QPN_MASK) {
             return true;
         }
-    } else if (p->ib_dlid != RNIC_LID_RESERVED &&
-               p->ib_dlid != RNIC_LID_PERMISSIVE &&
-               (p->ib_dlid & base) == (port->lid & base)) {
+    } else if (rnic_ib_lid_is_ours(port, p->ib_dlid)) {
         return true;
     }
     s->cnt[RNIC_CNT_IB_RX_DLID_ERR]++;

@@ -247,6 +247,9 @@ typedef struct RnicGid {
     uint16_t vlan_id;
 } RnicGid;
 
+/* QP0 of an InfiniBand port (RNIC_QPT_SMI); Ethernet ports have none. */
+#define RNIC_SMI_QPN        0
+
 typedef struct RnicTransport RnicTransport; /* private to the transport */
 typedef struct RnicRxFrame RnicRxFrame;     /* private to rnic-net.c */
 
