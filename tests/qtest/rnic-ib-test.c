@@ -913,18 +913,20 @@ static void ib_attr(struct rnic_qp_attr *a, uint8_t state)
     a->av.sl = 3;
 }
 
-static void ib_ud_qp(IbEnv *t, QRnicQp *qp)
+/* A datagram QP of @type (UD, or QP0/QP1) in RTS. */
+static void ib_dgram_qp(IbEnv *t, QRnicQp *qp, uint8_t type)
 {
+    uint32_t port = type == RNIC_QPT_UD ? RNIC_QP_ATTR_PORT : 0;
     struct rnic_qp_attr a;
 
-    g_assert_cmpuint(qrnic_create_qp(t->e.r, qp, RNIC_QPT_UD, t->e.pdn,
+    g_assert_cmpuint(qrnic_create_qp(t->e.r, qp, type, t->e.pdn,
                                      t->e.cq.cqn, t->e.cq.cqn, 4, 5), ==,
                      RNIC_CMD_OK);
     ib_attr(&a, RNIC_QPS_INIT);
     a.qkey = cpu_to_le32(IB_UD_QKEY);
     g_assert_cmpuint(qrnic_modify_qp(t->e.r, qp->qpn, RNIC_QP_ATTR_STATE |
                                      RNIC_QP_ATTR_PKEY_INDEX |
-                                     RNIC_QP_ATTR_QKEY | RNIC_QP_ATTR_PORT,
+                                     RNIC_QP_ATTR_QKEY | port,
                                      &a), ==, RNIC_CMD_OK);
     ib_attr(&a, RNIC_QPS_RTR);
     g_assert_cmpuint(qrnic_modify_qp(t->e.r, qp->qpn, RNIC_QP_ATTR_STATE, &a),
@@ -933,6 +935,11 @@ static void ib_ud_qp(IbEnv *t, QRnicQp *qp)
     g_assert_cmpuint(qrnic_modify_qp(t->e.r, qp->qpn, RNIC_QP_ATTR_STATE |
                                      RNIC_QP_ATTR_SQ_PSN, &a), ==,
                      RNIC_CMD_OK);
+}
+
+static void ib_ud_qp(IbEnv *t, QRnicQp *qp)
+{
+    ib_dgram_qp(t, qp, RNIC_QPT_UD);
 }
 
 /* A UD SEND of @len bytes from the MR's start, to @av. */
@@ -1343,6 +1350,113 @@ static void test_ib_av_errors(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(rt_qp_state(&t.e, &t.e.qp), ==, RNIC_QPS_INIT);
 }
 
+/*
+ * QP0: subnet management packets go out on VL15 with the permissive LID
+ * before the SM gave one and P_Key 0xffff, in INIT; they come
+ * in on VL15, to the permissive LID or the port's, in INIT too.  QP0 on a
+ * data VL, and data for a port that is not ACTIVE, are dropped.  Only the
+ * kernel, only once and only on an IB port makes QP0.
+ */
+static void test_smi(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint8_t mad[256], got[GRH_SLOT + 256];
+    struct rnic_av av = { 0 };
+    struct rnic_cmd cmd;
+    struct rnic_cqe cqe;
+    QRnicQp qp0, dup;
+    uint32_t uctx;
+    IbFrame f;
+    IbEnv t;
+    Mad r;
+
+    ib_data_env(&t, obj, data, false);
+    ib_dgram_qp(&t, &qp0, RNIC_QPT_SMI);
+    g_assert_cmpuint(qp0.qpn, ==, 0);
+    g_assert_cmpuint(qrnic_create_qp(t.e.r, &dup, RNIC_QPT_SMI, t.e.pdn,
+                                     t.e.cq.cqn, t.e.cq.cqn, 4, 5), ==,
+                     RNIC_CMD_ERR_STATE);
+    g_assert_cmpuint(qrnic_alloc_uctx(t.e.r, &uctx), ==, RNIC_CMD_OK);
+    qrnic_cmd_init(&cmd, RNIC_CMD_CREATE_QP);
+    cmd.hdr.uctx = cpu_to_le16(uctx);
+    cmd.u.create_qp.qp_type = RNIC_QPT_SMI;
+    g_assert_cmpuint(qrnic_cmd(t.e.r, &cmd, NULL), ==, RNIC_CMD_ERR_ACCESS);
+
+    /* Out, in INIT, by directed route: permissive to permissive, VL15. */
+    rt_fill_pattern(mad, sizeof(mad), 0x81);
+    qtest_memwrite(qrnic_qts(t.e.r), t.e.mr.buf, mad, sizeof(mad));
+    av.net_type = RNIC_NET_IB;
+    av.ib.dlid = cpu_to_le16(0xffff);
+    ib_post_ud(&t, &qp0, 0xc01, &av, 0, sizeof(mad));
+    ib_recv(&t, &f, IB_DETH);
+    g_assert_cmpuint(f.vl, ==, 15);
+    g_assert_cmphex(f.dlid, ==, 0xffff);
+    g_assert_cmphex(f.slid, ==, 0xffff);
+    g_assert_cmphex(f.dqpn, ==, 0);
+    g_assert_cmphex(f.pkey, ==, 0xffff);
+    g_assert_cmphex(ldl_be_p(f.ext), ==, IB_UD_QKEY);   /* the WQE's */
+    g_assert_cmphex(ldl_be_p(f.ext + 4) & 0xffffff, ==, 0);
+    g_assert_cmpmem(f.payload, f.payload_len, mad, sizeof(mad));
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xc01);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+
+    /* In, in INIT: to the permissive LID; any Q_Key and P_Key. */
+    ib_post_recv(&t, &qp0, 0xd01);
+    ib_ud_init(&f, 0xffff, 0, mad, sizeof(mad));
+    f.vl = 15;
+    f.slid = 0xffff;
+    f.pkey = 0x8001;
+    stl_be_p(f.ext, 0x1234);
+    ib_send(&t, &f);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xd01);
+    g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, GRH_SLOT + sizeof(mad));
+    g_assert_cmphex(le16_to_cpu(cqe.slid), ==, 0xffff);
+    qtest_memread(qrnic_qts(t.e.r), t.e.mr.buf + 2048, got, sizeof(got));
+    g_assert_cmpmem(got + GRH_SLOT, sizeof(mad), mad, sizeof(mad));
+
+    /* QP0 on VL0, or to a LID the port does not have yet: dropped. */
+    ib_post_recv(&t, &qp0, 0xd02);
+    f.vl = 0;
+    ib_send(&t, &f);
+    f.vl = 15;
+    f.dlid = OUR_LID;
+    ib_send(&t, &f);
+    qrnic_settle(t.e.r);
+    g_assert_false(qrnic_cq_poll(t.e.r, &t.e.cq, &cqe));
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_IB_RX_DLID_ERR), ==, 1);
+
+    /* With a LID: from it, and to it. */
+    g_assert_cmpuint(port_info_set(&t, OUR_LID, SM_LID, 1, RNIC_PORT_ARMED,
+                                   &r), ==, 0);
+    av.ib.dlid = cpu_to_le16(SM_LID);
+    ib_post_ud(&t, &qp0, 0xc02, &av, 0, 64);
+    ib_recv(&t, &f, IB_DETH);
+    g_assert_cmphex(f.slid, ==, OUR_LID);
+    g_assert_cmphex(f.dlid, ==, SM_LID);
+    g_assert_cmpuint(f.vl, ==, 15);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    ib_ud_init(&f, OUR_LID | 1, 0, mad, 64);
+    f.vl = 15;
+    ib_send(&t, &f);
+    g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xd02);
+    g_assert_cmphex(le16_to_cpu(cqe.slid), ==, PEER_LID);
+    g_assert_cmpuint(cqe.dlid_path_bits, ==, 1);
+}
+
+static void test_smi_on_eth(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QRnicQp qp0;
+    Env e;
+
+    rt_env_basic(&e, obj, data);
+    g_assert_cmpuint(qrnic_create_qp(e.r, &qp0, RNIC_QPT_SMI, e.pdn, e.cq.cqn,
+                                     e.cq.cqn, 4, 5), ==, RNIC_CMD_ERR_NOT_SUPP);
+}
+
 static void test_ib_av_on_eth(void *obj, void *data, QGuestAllocator *alloc)
 {
     struct rnic_qp_attr a;
@@ -1467,6 +1581,8 @@ static void register_rnic_ib_test(void)
     rt_add_opts("ib-rc-lid", test_rc_lid, GUID_OPTS);
     rt_add_opts("ib-av-errors", test_ib_av_errors, GUID_OPTS);
     rt_add("ib-av-on-eth", test_ib_av_on_eth);
+    rt_add_opts("ib-smi", test_smi, GUID_OPTS);
+    rt_add("ib-smi-on-eth", test_smi_on_eth);
     rt_use_node_c(false);
 }
 
