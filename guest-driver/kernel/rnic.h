@@ -150,6 +150,9 @@ struct rnic_dev {
 	u32 max_msg_sz;
 	u32 link_speed_mbps;
 	u8 max_mtu;			/* enum rnic_mtu */
+	bool ib;			/* link-layer=infiniband (rnic_ib.c) */
+	unsigned long ib_events;	/* IB port events for link_work */
+	u32 ib_cap_set;			/* port capabilities the stack set */
 
 	int nvec;
 	struct rnic_eq async_eq;
@@ -379,6 +382,23 @@ int rnic_ib_register(struct rnic_dev *dev);
 void rnic_ib_unregister(struct rnic_dev *dev);
 void rnic_port_event(struct rnic_dev *dev, bool active);
 
+/* UD, QP1 and QP0 carry datagrams: an AV in each send WQE, a GRH slot. */
+static inline bool rnic_qpt_is_dgram(u8 type)
+{
+	return type == RNIC_QPT_UD || type == RNIC_QPT_GSI ||
+	       type == RNIC_QPT_SMI;
+}
+
+/* rnic_ib.c: the InfiniBand port */
+int rnic_ib_query_port(struct rnic_dev *dev, struct ib_port_attr *a);
+int rnic_ib_query_gid(struct rnic_dev *dev, int index, union ib_gid *gid);
+int rnic_ib_query_pkey(struct rnic_dev *dev, u16 index, u16 *pkey);
+void rnic_ib_set_ops(struct rnic_dev *dev);
+void rnic_ib_port_event(struct rnic_dev *dev, u8 eqe_type);
+void rnic_ib_dispatch_events(struct rnic_dev *dev);
+int rnic_ib_ah_to_av(const struct rdma_ah_attr *ah, struct rnic_av *av);
+void rnic_ib_av_to_ah(const struct rnic_av *av, struct rdma_ah_attr *ah);
+
 /* rnic_qp.c */
 int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata);
@@ -393,6 +413,8 @@ int rnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 int rnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int rnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void rnic_av_to_ah(struct rnic_dev *dev, const struct rnic_av *av,
+		   struct rdma_ah_attr *ah);
 int rnic_ah_to_av(struct rnic_dev *dev, const struct rdma_ah_attr *ah,
 		  struct rnic_av *av);
 int rnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,

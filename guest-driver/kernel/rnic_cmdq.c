@@ -254,6 +254,38 @@ int rnic_cmd_query_port(struct rnic_dev *dev, u32 port,
 			      sizeof(*attr));
 }
 
+/*
+ * MAD_IFC: the MAD and its answer share the query buffer, the MAD in the
+ * first half and the answer in the second, under the queue's lock.
+ */
+int rnic_cmd_mad_ifc(struct rnic_dev *dev, u8 flags, u16 slid,
+		     const void *in, void *out, bool *reply)
+{
+	struct rnic_cmdq *q = &dev->cmdq;
+	struct rnic_cmd_resp resp;
+	struct rnic_cmd cmd;
+	int err;
+
+	BUILD_BUG_ON(2 * RNIC_MAD_SIZE > PAGE_SIZE);
+	rnic_cmd_init(&cmd, RNIC_CMD_MAD_IFC, 0);
+	cmd.u.mad_ifc.in_addr = cpu_to_le64(q->out_dma);
+	cmd.u.mad_ifc.out_addr = cpu_to_le64(q->out_dma + RNIC_MAD_SIZE);
+	cmd.u.mad_ifc.port = RNIC_PORT;
+	cmd.u.mad_ifc.flags = flags;
+	cmd.u.mad_ifc.slid = cpu_to_le16(slid);
+
+	mutex_lock(&q->lock);
+	memcpy(q->out, in, RNIC_MAD_SIZE);
+	memset(q->out + RNIC_MAD_SIZE, 0, RNIC_MAD_SIZE);
+	err = rnic_cmd_exec_locked(dev, &cmd, &resp);
+	if (!err) {
+		*reply = le32_to_cpu(resp.out[RNIC_OUT_MAD_REPLY]) != 0;
+		memcpy(out, q->out + RNIC_MAD_SIZE, RNIC_MAD_SIZE);
+	}
+	mutex_unlock(&q->lock);
+	return err;
+}
+
 int rnic_cmd_query_qp(struct rnic_dev *dev, u16 uctx, u32 qpn,
 		      struct rnic_qp_attr *out)
 {

@@ -35,6 +35,8 @@ void rnic_cmdq_mark_dead(struct rnic_dev *dev, const char *why);
 int rnic_cmd_query_device(struct rnic_dev *dev, struct rnic_device_attr *attr);
 int rnic_cmd_query_port(struct rnic_dev *dev, u32 port,
 			struct rnic_port_attr *attr);
+int rnic_cmd_mad_ifc(struct rnic_dev *dev, u8 flags, u16 slid,
+		     const void *in, void *out, bool *reply);
 int rnic_cmd_set_gid(struct rnic_dev *dev, u32 index, u8 type, const u8 *gid,
 		     const u8 *mac, u16 vlan_id);
 int rnic_cmd_del_gid(struct rnic_dev *dev, u32 index);

@@ -151,8 +151,18 @@ static void rnic_handle_eqe(struct rnic_dev *dev, const struct rnic_eqe *eqe)
 	case RNIC_EQE_SRQ_LIMIT:
 		rnic_dispatch_srq_event(dev, obj);
 		break;
+	case RNIC_EQE_LID_CHANGE:
+	case RNIC_EQE_PKEY_CHANGE:
+	case RNIC_EQE_SM_CHANGE:
+		rnic_ib_port_event(dev, eqe->type);
+		break;
 	case RNIC_EQE_PORT_ACTIVE:
 	case RNIC_EQE_PORT_DOWN:
+		/* On IB the SM's port state, not the link, makes these. */
+		if (dev->ib) {
+			rnic_ib_port_event(dev, eqe->type);
+			break;
+		}
 		/*
 		 * The state is re-read from STATUS (in process context, for
 		 * the port event), so coalesced events still end right.

@@ -84,6 +84,7 @@ static int rnic_query_hw(struct rnic_dev *dev)
 	dev->max_msg_sz = le32_to_cpu(pattr.max_msg_sz);
 	dev->link_speed_mbps = le32_to_cpu(pattr.link_speed_mbps);
 	dev->max_mtu = pattr.max_mtu;
+	dev->ib = pattr.link_layer == RNIC_LINK_INFINIBAND;
 	if (!dev->gid_tbl_len)
 		dev->gid_tbl_len = le32_to_cpu(dev->hw.max_gid);
 	/* More than the driver tracks would only be unused entries. */

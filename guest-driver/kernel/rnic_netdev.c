@@ -463,8 +463,11 @@ void rnic_net_link_update(struct rnic_dev *dev)
 			netif_carrier_on(ndev);
 		else if (!up && netif_carrier_ok(ndev))
 			netif_carrier_off(ndev);
-		rnic_port_event(dev, up);
+		if (!dev->ib)
+			rnic_port_event(dev, up);
 	}
+	if (dev->ib)
+		rnic_ib_dispatch_events(dev);
 	mutex_unlock(&dev->link_lock);
 }
 

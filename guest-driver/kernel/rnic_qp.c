@@ -111,6 +111,8 @@ int rnic_ah_to_av(struct rnic_dev *dev, const struct rdma_ah_attr *ah,
 	const struct ib_global_route *grh;
 	enum rdma_network_type nt;
 
+	if (dev->ib)
+		return rnic_ib_ah_to_av(ah, av);
 	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
 		return -EINVAL;
 	grh = rdma_ah_read_grh(ah);
@@ -141,11 +143,15 @@ int rnic_ah_to_av(struct rnic_dev *dev, const struct rdma_ah_attr *ah,
 	return 0;
 }
 
-static void rnic_av_to_ah(struct rnic_dev *dev, const struct rnic_av *av,
-			  struct rdma_ah_attr *ah)
+void rnic_av_to_ah(struct rnic_dev *dev, const struct rnic_av *av,
+		   struct rdma_ah_attr *ah)
 {
 	union ib_gid dgid;
 
+	if (dev->ib) {
+		rnic_ib_av_to_ah(av, ah);
+		return;
+	}
 	memset(ah, 0, sizeof(*ah));
 	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
 	memcpy(dgid.raw, av->dgid, sizeof(dgid.raw));
@@ -302,6 +308,12 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			return -EINVAL;
 		qp->type = RNIC_QPT_GSI;
 		break;
+	case IB_QPT_SMI:
+		/* QP0 exists on an IB port only, for the MAD layer. */
+		if (udata || !dev->ib)
+			return -EOPNOTSUPP;
+		qp->type = RNIC_QPT_SMI;
+		break;
 	case IB_QPT_RAW_PACKET:
 		/* Only verbs programs build whole frames. */
 		if (!udata || !(le32_to_cpu(h->cap_flags) &
@@ -316,7 +328,7 @@ int rnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EOPNOTSUPP;
 	if (init->rwq_ind_tbl)
 		return rnic_create_rss_qp(qp, init, udata);
-	ud = qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI;
+	ud = rnic_qpt_is_dgram(qp->type);
 
 	max_wr = min_t(u32, le32_to_cpu(h->max_qp_wr),
 		       1u << RNIC_WQ_MAX_LOG_SIZE);
@@ -678,7 +690,7 @@ static int rnic_build_send_wqe(struct rnic_qp *qp, const struct ib_send_wr *wr,
 			       void *slot)
 {
 	struct rnic_send_wqe *w = slot;
-	bool ud = qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI;
+	bool ud = rnic_qpt_is_dgram(qp->type);
 	u32 data_off = ud ? RNIC_UD_SGE_OFF : sizeof(*w);
 	u32 max_sge = ud ? RNIC_UD_MAX_SGE : RNIC_SQ_MAX_SGE;
 	u8 op;
@@ -750,7 +762,8 @@ static int rnic_build_send_wqe(struct rnic_qp *qp, const struct ib_send_wr *wr,
 
 		/* A qkey with the top bit set asks for the QP's own qkey. */
 		if (qkey & IB_QP_SET_QKEY)
-			qkey = qp->type == RNIC_QPT_GSI ? IB_QP1_QKEY : qp->qkey;
+			qkey = qp->type == RNIC_QPT_GSI ? IB_QP1_QKEY :
+			       qp->type == RNIC_QPT_SMI ? 0 : qp->qkey;
 		*av = to_rah(ud_wr(wr)->ah)->av;
 		w->ud_qpn = cpu_to_le32(ud_wr(wr)->remote_qpn);
 		w->ud_qkey = cpu_to_le32(qkey);
@@ -1158,11 +1171,16 @@ static bool rnic_cqe_to_wc(struct rnic_dev *dev, const struct rnic_cqe *c,
 			wc->ex.invalidate_rkey = le32_to_cpu(c->imm_inv);
 			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 		}
-		if (qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI) {
+		if (rnic_qpt_is_dgram(qp->type)) {
 			wc->src_qp = le32_to_cpu(c->src_qp) & 0xffffff;
 			if (c->flags & RNIC_CQE_GRH)
 				wc->wc_flags |= IB_WC_GRH;
-			if (c->net_type == RNIC_NET_IPV4) {
+			if (c->net_type == RNIC_NET_IB) {
+				/* The MAD layer answers to this SLID. */
+				wc->slid = le16_to_cpu(c->slid);
+				wc->sl = c->sl & 0xf;
+				wc->dlid_path_bits = c->dlid_path_bits;
+			} else if (c->net_type == RNIC_NET_IPV4) {
 				wc->network_hdr_type = RDMA_NETWORK_IPV4;
 				wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 			} else if (c->net_type == RNIC_NET_IPV6) {

@@ -58,7 +58,7 @@ static int rnic_res_put_qp(struct sk_buff *msg, struct rnic_qp *qp)
 	    (rdma_nl_put_driver_u32(msg, "rq_log_size", qp->rq.log_size) ||
 	     rdma_nl_put_driver_u32(msg, "rq_max_sge", qp->rq.max_sge)))
 		return -EMSGSIZE;
-	if ((qp->type == RNIC_QPT_UD || qp->type == RNIC_QPT_GSI) &&
+	if (rnic_qpt_is_dgram(qp->type) &&
 	    rdma_nl_put_driver_u32_hex(msg, "qkey", READ_ONCE(qp->qkey)))
 		return -EMSGSIZE;
 	if (qp->user)

@@ -271,6 +271,8 @@ static int rnic_query_port(struct ib_device *ibdev, u32 port,
 	unsigned int i;
 	bool up;
 
+	if (dev->ib)
+		return rnic_ib_query_port(dev, a);
 	/* ib_core cleared *a. */
 	max_mtu = dev->max_mtu >= RNIC_MTU_256 && dev->max_mtu <= RNIC_MTU_4096 ?
 		  (enum ib_mtu)dev->max_mtu : IB_MTU_4096;
@@ -321,7 +323,8 @@ static int rnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 	im->pkey_tbl_len = attr.pkey_tbl_len;
 	im->gid_tbl_len = attr.gid_tbl_len;
 	/* The core then adds a RoCE v1 GID next to each v2 one. */
-	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE |
+	im->core_cap_flags = to_rdev(ibdev)->ib ? RDMA_CORE_PORT_IBA_IB :
+			     RDMA_CORE_PORT_IBA_ROCE |
 			     RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	im->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
@@ -330,12 +333,15 @@ static int rnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 static enum rdma_link_layer rnic_get_link_layer(struct ib_device *ibdev,
 						u32 port)
 {
-	return IB_LINK_LAYER_ETHERNET;
+	return to_rdev(ibdev)->ib ? IB_LINK_LAYER_INFINIBAND :
+				    IB_LINK_LAYER_ETHERNET;
 }
 
 static int rnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 			   u16 *pkey)
 {
+	if (to_rdev(ibdev)->ib)
+		return rnic_ib_query_pkey(to_rdev(ibdev), index, pkey);
 	if (index > 0)
 		return -EINVAL;
 	*pkey = 0xffff;
@@ -347,6 +353,9 @@ static int rnic_query_gid(struct ib_device *ibdev, u32 port, int index,
 {
 	const struct ib_gid_attr *attr;
 
+	/* An IB port's GID table is the SM's; the core caches it from here. */
+	if (to_rdev(ibdev)->ib)
+		return rnic_ib_query_gid(to_rdev(ibdev), index, gid);
 	attr = rdma_get_gid_attr(ibdev, port, index);
 	if (IS_ERR(attr)) {
 		memset(gid, 0, sizeof(*gid));
@@ -1195,6 +1204,17 @@ static int rnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return err;
 }
 
+/*
+ * The MAD layer matches a response to its request by the request's AH
+ * (rcv_has_same_gid()): without this, every response is taken for
+ * another's and dropped.
+ */
+static int rnic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	rnic_av_to_ah(to_rdev(ibah->device), &to_rah(ibah)->av, attr);
+	return 0;
+}
+
 static int rnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	return 0;
@@ -1345,6 +1365,7 @@ static const struct ib_device_ops rnic_dev_ops = {
 	.post_recv = rnic_post_recv,
 	.post_send = rnic_post_send,
 	.post_srq_recv = rnic_post_srq_recv,
+	.query_ah = rnic_query_ah,
 	.query_device = rnic_query_device,
 	.query_gid = rnic_query_gid,
 	.query_pkey = rnic_query_pkey,
@@ -1395,10 +1416,16 @@ int rnic_ib_register(struct rnic_dev *dev)
 	guid[6] = mac[4];
 	guid[7] = mac[5];
 	memcpy(&ibdev->node_guid, guid, sizeof(guid));
+	/* An IB HCA's node GUID is the one its SMA reports. */
+	if (dev->ib)
+		ibdev->node_guid = cpu_to_be64(le64_to_cpu(dev->hw.node_guid));
 	strscpy(ibdev->node_desc, "rnic RoCEv2 RNIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &rnic_dev_ops);
+	if (dev->ib)
+		rnic_ib_set_ops(dev);
 
-	err = ib_device_set_netdev(ibdev, dev->ndev, RNIC_PORT);
+	/* An IB port has no netdev of its own: IPoIB makes one over it. */
+	err = dev->ib ? 0 : ib_device_set_netdev(ibdev, dev->ndev, RNIC_PORT);
 	if (err)
 		return err;
 	err = ib_register_device(ibdev, "rnic%d", &dev->pdev->dev);

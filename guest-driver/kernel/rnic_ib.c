@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnic: the InfiniBand port (link-layer=infiniband)
+ *
+ * On an IB port the device's subnet management agent holds the port's
+ * state, as HCA firmware does: the LID, the SM, the P_Key table and the
+ * GID prefix are what the subnet manager set with PortInfo and
+ * P_KeyTable SMPs.  The driver reads them with MAD_IFC, as mlx4 reads
+ * its firmware's, passes the SMPs and PerfMgt MADs the MAD layer
+ * receives to the same agents (all but SMInfo, which belongs to the SM),
+ * and turns the port events the device
+ * posts into ib_events.
+ */
+
+#include <rdma/ib_mad.h>
+#include <rdma/ib_smi.h>
+#include "rnic.h"
+#include "rnic_cmdq.h"
+
+/* PortInfo (IBA 14.2.5.6): byte offsets of what the driver reads. */
+#define RNIC_PI_GID_PREFIX	8
+#define RNIC_PI_MKEY_VIOL	44
+#define RNIC_PI_PKEY_VIOL	46
+#define RNIC_PI_QKEY_VIOL	48
+#define RNIC_PI_SUBNET_TIMEOUT	51	/* low 5 bits */
+#define RNIC_PI_INIT_TYPE_REPLY	41	/* high 4 bits */
+
+#define RNIC_IB_PKEYS		32	/* one P_KeyTable block */
+
+static u16 rnic_be16_at(const u8 *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+/*
+ * A SubnGet of one attribute of the local port, answered by the SMA
+ * without M_Key checks (the driver's own query, as mlx4's are).
+ */
+static int rnic_ib_get(struct rnic_dev *dev, __be16 attr_id, u32 attr_mod,
+		       u8 data[IB_SMP_DATA_SIZE])
+{
+	struct ib_smp *in, *out;
+	bool reply = false;
+	int err;
+
+	in = kzalloc(sizeof(*in), GFP_KERNEL);
+	out = kzalloc(sizeof(*out), GFP_KERNEL);
+	if (!in || !out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	in->base_version = IB_MGMT_BASE_VERSION;
+	in->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	in->class_version = 1;
+	in->method = IB_MGMT_METHOD_GET;
+	in->attr_id = attr_id;		/* IB_SMP_ATTR_* are big-endian */
+	in->attr_mod = cpu_to_be32(attr_mod);
+	err = rnic_cmd_mad_ifc(dev, RNIC_MAD_IFC_QP0 | RNIC_MAD_IFC_IGNORE_MKEY,
+			       0, in, out, &reply);
+	if (!err && (!reply || out->status))
+		err = -EIO;
+	if (!err)
+		memcpy(data, out->data, IB_SMP_DATA_SIZE);
+out:
+	kfree(in);
+	kfree(out);
+	return err;
+}
+
+int rnic_ib_query_port(struct rnic_dev *dev, struct ib_port_attr *a)
+{
+	u8 pi[IB_SMP_DATA_SIZE];
+	struct rnic_port_attr p;
+	int err;
+
+	err = rnic_cmd_query_port(dev, RNIC_PORT, &p);
+	if (err)
+		return err;
+	err = rnic_ib_get(dev, IB_SMP_ATTR_PORT_INFO, RNIC_PORT, pi);
+	if (err)
+		return err;
+	/* enum rnic_port_state has IBA's numbers, as ib_port_state does. */
+	a->state = p.state >= IB_PORT_DOWN && p.state <= IB_PORT_ACTIVE ?
+		   (enum ib_port_state)p.state : IB_PORT_DOWN;
+	a->phys_state = p.phys_state == RNIC_PHYS_LINK_UP ?
+			IB_PORT_PHYS_STATE_LINK_UP :
+			IB_PORT_PHYS_STATE_POLLING;
+	a->lid = le16_to_cpu(p.lid);
+	a->sm_lid = le16_to_cpu(p.sm_lid);
+	a->lmc = p.lmc & 7;
+	a->sm_sl = p.sm_sl & 0xf;
+	a->port_cap_flags = le32_to_cpu(p.port_cap_flags) | dev->ib_cap_set;
+	a->gid_tbl_len = 1;
+	a->pkey_tbl_len = RNIC_IB_PKEYS;
+	a->max_mtu = IB_MTU_4096;
+	a->active_mtu = p.active_mtu >= IB_MTU_256 &&
+			p.active_mtu <= IB_MTU_4096 ?
+			(enum ib_mtu)p.active_mtu : IB_MTU_4096;
+	a->max_msg_sz = le32_to_cpu(p.max_msg_sz);
+	a->max_vl_num = 3;		/* VL0..VL3, as the SMA reports */
+	a->active_speed = IB_SPEED_QDR;
+	a->active_width = IB_WIDTH_4X;
+	a->bad_pkey_cntr = rnic_be16_at(pi + RNIC_PI_PKEY_VIOL);
+	a->qkey_viol_cntr = rnic_be16_at(pi + RNIC_PI_QKEY_VIOL);
+	a->subnet_timeout = pi[RNIC_PI_SUBNET_TIMEOUT] & 0x1f;
+	a->init_type_reply = pi[RNIC_PI_INIT_TYPE_REPLY] >> 4;
+	a->ip_gids = false;
+	return 0;
+}
+
+/* The port's one GID: the SM's subnet prefix and the port GUID. */
+int rnic_ib_query_gid(struct rnic_dev *dev, int index, union ib_gid *gid)
+{
+	u8 pi[IB_SMP_DATA_SIZE];
+	struct rnic_port_attr p;
+	int err;
+
+	if (index != 0)
+		return -EINVAL;
+	err = rnic_ib_get(dev, IB_SMP_ATTR_PORT_INFO, RNIC_PORT, pi);
+	if (!err)
+		err = rnic_cmd_query_port(dev, RNIC_PORT, &p);
+	if (err)
+		return err;
+	memcpy(gid->raw, pi + RNIC_PI_GID_PREFIX, 8);
+	gid->global.interface_id = cpu_to_be64(le64_to_cpu(p.port_guid));
+	return 0;
+}
+
+int rnic_ib_query_pkey(struct rnic_dev *dev, u16 index, u16 *pkey)
+{
+	u8 tbl[IB_SMP_DATA_SIZE];
+	int err;
+
+	if (index >= RNIC_IB_PKEYS)
+		return -EINVAL;
+	err = rnic_ib_get(dev, IB_SMP_ATTR_PKEY_TABLE, 0, tbl);
+	if (err)
+		return err;
+	*pkey = rnic_be16_at(tbl + 2 * index);
+	return 0;
+}
+
+/*
+ * The capability bits the stack sets on the port, IsSM when opensm
+ * opens the issm device above all, kept by the driver and reported with
+ * the SMA's own.
+ */
+static int rnic_ib_modify_port(struct ib_device *ibdev, u32 port, int mask,
+			       struct ib_port_modify *props)
+{
+	struct rnic_dev *dev = to_rdev(ibdev);
+
+	if (mask & (IB_PORT_SHUTDOWN | IB_PORT_INIT_TYPE))
+		return -EOPNOTSUPP;
+	mutex_lock(&dev->link_lock);
+	dev->ib_cap_set = (dev->ib_cap_set | props->set_port_cap_mask) &
+			  ~props->clr_port_cap_mask;
+	mutex_unlock(&dev->link_lock);
+	return 0;
+}
+
+/*
+ * The MAD layer hands every MAD it receives here first, and the SMPs a
+ * local SM sends to its own port.  The SMA answers SubnGet/SubnSet (and
+ * takes TrapRepress), the PMA PerfMgt Get/Set; everything else, the SM's
+ * own responses included, goes on to the MAD agents.
+ */
+static int rnic_ib_process_mad(struct ib_device *ibdev, int mad_flags,
+			       u32 port, const struct ib_wc *in_wc,
+			       const struct ib_grh *in_grh,
+			       const struct ib_mad *in, struct ib_mad *out,
+			       size_t *out_mad_size, u16 *out_mad_pkey_index)
+{
+	struct rnic_dev *dev = to_rdev(ibdev);
+	u8 method = in->mad_hdr.method;
+	u8 cls = in->mad_hdr.mgmt_class;
+	u16 slid = in_wc ? ib_lid_cpu16(in_wc->slid) : 0xffff;
+	bool reply = false;
+	u8 flags = 0;
+
+	if (cls == IB_MGMT_CLASS_SUBN_LID_ROUTED ||
+	    cls == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		if (method != IB_MGMT_METHOD_GET &&
+		    method != IB_MGMT_METHOD_SET &&
+		    method != IB_MGMT_METHOD_TRAP_REPRESS)
+			return IB_MAD_RESULT_SUCCESS;
+		/* SMInfo is the SM's to answer, not the SMA's. */
+		if (in->mad_hdr.attr_id == IB_SMP_ATTR_SM_INFO)
+			return IB_MAD_RESULT_SUCCESS;
+		flags |= RNIC_MAD_IFC_QP0;
+		if (mad_flags & IB_MAD_IGNORE_MKEY)
+			flags |= RNIC_MAD_IFC_IGNORE_MKEY;
+	} else if (cls == IB_MGMT_CLASS_PERF_MGMT) {
+		if (method != IB_MGMT_METHOD_GET && method != IB_MGMT_METHOD_SET)
+			return IB_MAD_RESULT_SUCCESS;
+	} else {
+		return IB_MAD_RESULT_SUCCESS;
+	}
+	if (rnic_cmd_mad_ifc(dev, flags, slid, in, out, &reply))
+		return IB_MAD_RESULT_FAILURE;
+	if (!reply || method == IB_MGMT_METHOD_TRAP_REPRESS)
+		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
+}
+
+static const struct ib_device_ops rnic_ib_ops = {
+	.modify_port = rnic_ib_modify_port,
+	.process_mad = rnic_ib_process_mad,
+};
+
+void rnic_ib_set_ops(struct rnic_dev *dev)
+{
+	ib_set_device_ops(&dev->ibdev, &rnic_ib_ops);
+}
+
+/*
+ * An IB port's events come from the SMA (EQ handler, any context) and
+ * are dispatched here, from the link work: ib_dispatch_event() sleeps.
+ */
+void rnic_ib_port_event(struct rnic_dev *dev, u8 eqe_type)
+{
+	unsigned int bit;
+
+	switch (eqe_type) {
+	case RNIC_EQE_PORT_ACTIVE:
+		bit = IB_EVENT_PORT_ACTIVE;
+		break;
+	case RNIC_EQE_PORT_DOWN:
+		bit = IB_EVENT_PORT_ERR;
+		break;
+	case RNIC_EQE_LID_CHANGE:
+		bit = IB_EVENT_LID_CHANGE;
+		break;
+	case RNIC_EQE_PKEY_CHANGE:
+		bit = IB_EVENT_PKEY_CHANGE;
+		break;
+	case RNIC_EQE_SM_CHANGE:
+		bit = IB_EVENT_SM_CHANGE;
+		break;
+	default:
+		return;
+	}
+	set_bit(bit, &dev->ib_events);
+	schedule_work(&dev->link_work);
+}
+
+void rnic_ib_dispatch_events(struct rnic_dev *dev)
+{
+	/* In the order a port comes up: the SM, the LID, the keys, ACTIVE. */
+	static const enum ib_event_type order[] = {
+		IB_EVENT_PORT_ERR, IB_EVENT_SM_CHANGE, IB_EVENT_LID_CHANGE,
+		IB_EVENT_PKEY_CHANGE, IB_EVENT_PORT_ACTIVE,
+	};
+	struct ib_event ev = {
+		.device = &dev->ibdev,
+		.element.port_num = RNIC_PORT,
+	};
+	unsigned int i;
+
+	if (!dev->ib_registered)
+		return;
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		if (!test_and_clear_bit(order[i], &dev->ib_events))
+			continue;
+		ev.event = order[i];
+		ib_dispatch_event(&ev);
+	}
+}
+
+/* A path or AH of an IB port: by LID, with a GRH only when asked. */
+int rnic_ib_ah_to_av(const struct rdma_ah_attr *ah, struct rnic_av *av)
+{
+	memset(av, 0, sizeof(*av));
+	av->net_type = RNIC_NET_IB;
+	av->ib.dlid = cpu_to_le16(rdma_ah_get_dlid(ah));
+	av->ib.src_path_bits = rdma_ah_get_path_bits(ah) & 0x7f;
+	av->sl = rdma_ah_get_sl(ah) & 0xf;
+	if (rdma_ah_get_ah_flags(ah) & IB_AH_GRH) {
+		const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+
+		av->ib.flags = RNIC_AV_IB_GRH;
+		memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+		av->sgid_index = grh->sgid_index;
+		av->hop_limit = grh->hop_limit;
+		av->flow_label = cpu_to_le32(grh->flow_label & 0xfffff);
+		av->traffic_class = grh->traffic_class;
+	}
+	return 0;
+}
+
+void rnic_ib_av_to_ah(const struct rnic_av *av, struct rdma_ah_attr *ah)
+{
+	union ib_gid dgid;
+
+	memset(ah, 0, sizeof(*ah));
+	ah->type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_port_num(ah, RNIC_PORT);
+	rdma_ah_set_dlid(ah, le16_to_cpu(av->ib.dlid));
+	rdma_ah_set_path_bits(ah, av->ib.src_path_bits);
+	rdma_ah_set_sl(ah, av->sl);
+	if (av->ib.flags & RNIC_AV_IB_GRH) {
+		memcpy(dgid.raw, av->dgid, sizeof(dgid.raw));
+		rdma_ah_set_grh(ah, &dgid, le32_to_cpu(av->flow_label),
+				av->sgid_index, av->hop_limit,
+				av->traffic_class);
+	}
+}
