@@ -266,12 +266,18 @@ static int rnic_load_limits(struct rnic_context *ctx)
 	struct ib_uverbs_ex_query_device_resp resp;
 	size_t resp_size = sizeof(resp);
 	struct ibv_device_attr_ex attr = {};
+	struct ibv_port_attr pattr = {};
 	int ret;
 
 	ret = ibv_cmd_query_device_any(&ctx->ibv_ctx.context, NULL, &attr,
 				       sizeof(attr), &resp, &resp_size);
 	if (ret)
 		return ret;
+	/* The link layer is the device's, fixed for its life. */
+	ret = rnic_query_port(&ctx->ibv_ctx.context, 1, &pattr);
+	if (ret)
+		return ret;
+	ctx->ib = pattr.link_layer == IBV_LINK_LAYER_INFINIBAND;
 	ctx->max_qp_wr = attr.orig_attr.max_qp_wr;
 	ctx->max_cqe = attr.orig_attr.max_cqe;
 	ctx->max_srq_wr = attr.orig_attr.max_srq_wr;

@@ -146,6 +146,7 @@ struct rnic_context {
 	uint32_t max_srq_wr;
 	uint32_t max_srq_sge;
 	bool has_clock;			/* RNIC_DB_CLOCK and CQE timestamps */
+	bool ib;			/* the port's link layer is InfiniBand */
 	uint32_t caps;			/* RNIC_UCTX_CAP_* */
 	/* Empty polls: how long they spin, then how long each naps (ns). */
 	uint64_t poll_spin_ns;

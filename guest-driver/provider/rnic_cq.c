@@ -406,7 +406,14 @@ static bool rnic_parse_cqe(struct rnic_context *ctx, struct rnic_cq *cq,
 			wc->invalidated_rkey = le32toh(cqe->imm_inv);
 			wc->wc_flags |= IBV_WC_WITH_INV;
 		}
-		if (cqe->flags & RNIC_CQE_GRH) {
+		if (cqe->net_type == RNIC_NET_IB) {
+			/* IB names the sender by LID; the GRH is optional. */
+			if (cqe->flags & RNIC_CQE_GRH)
+				wc->wc_flags |= IBV_WC_GRH;
+			wc->slid = le16toh(cqe->slid);
+			wc->sl = cqe->sl & 0xf;
+			wc->dlid_path_bits = cqe->dlid_path_bits;
+		} else if (cqe->flags & RNIC_CQE_GRH) {
 			wc->wc_flags |= IBV_WC_GRH;
 			wc->sl = rnic_roce_pkt_type(cqe->net_type);
 		}

@@ -255,17 +255,39 @@ static bool rnic_gid_is_v4mapped(const uint8_t *gid)
 }
 
 /*
+ * An InfiniBand AH addresses by LID, with a GRH only when the caller
+ * asks for one (is_global); the port has one GID, index 0.
+ */
+static void rnic_ib_av(struct rnic_av *av, const struct ibv_ah_attr *attr)
+{
+	memset(av, 0, sizeof(*av));
+	av->net_type = RNIC_NET_IB;
+	av->ib.dlid = htole16(attr->dlid);
+	av->ib.src_path_bits = attr->src_path_bits & 0x7f;
+	av->sl = attr->sl & 0xf;
+	if (!attr->is_global)
+		return;
+	av->ib.flags = RNIC_AV_IB_GRH;
+	memcpy(av->dgid, attr->grh.dgid.raw, sizeof(av->dgid));
+	av->sgid_index = attr->grh.sgid_index;
+	av->hop_limit = attr->grh.hop_limit;
+	av->flow_label = htole32(attr->grh.flow_label & 0xfffff);
+	av->traffic_class = attr->grh.traffic_class;
+}
+
+/*
  * RoCEv2 AHs always carry a GRH.  The kernel resolves the destination MAC;
  * the rest of the address vector is built here and copied into every UD
  * WQE that uses this AH.
  */
 struct ibv_ah *rnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
+	struct rnic_context *ctx = to_rctx(pd->context);
 	struct rnic_create_ah_resp resp = {};
 	struct rnic_ah *ah;
 	int ret;
 
-	if (!attr->is_global) {
+	if (!attr->is_global && !ctx->ib) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -284,6 +306,10 @@ struct ibv_ah *rnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		return NULL;
 	}
 
+	if (ctx->ib) {
+		rnic_ib_av(&ah->av, attr);
+		return &ah->ibv_ah;
+	}
 	memcpy(ah->av.dgid, attr->grh.dgid.raw, sizeof(ah->av.dgid));
 	memcpy(ah->av.dmac, resp.drv.dmac, sizeof(ah->av.dmac));
 	ah->av.sgid_index = attr->grh.sgid_index;
