@@ -127,6 +127,9 @@ class Launcher(Network, Fabric, HostChecks, Migration):
             env["RNIC_PEER_DATA_IP4"] = self.addresses(peer)[data_key]
             if self.args.rnic:
                 env["RNIC_PEER_RNIC_IP4"] = self.addresses(peer)["RNIC_IP4"]
+        if self.args.rnic and self.args.fabric == "ib":
+            # The guest finds its HCA by link layer, not by a RoCE GID.
+            env["RNIC_FABRIC"] = "ib"
         if self.args.wire_fault:
             # What the guest's network does to RoCE, for the scripts that
             # read the counters (rnic-host-check wire-faults) or say so.
