@@ -1,0 +1,202 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# InfiniBand between two VMs linked back to back (--fabric ib), with
+# Debian's opensm and infiniband-diags, unmodified.  opensm in VM 0 finds
+# both HCAs with directed-route SMPs through QP0, gives each port a LID
+# and brings it ACTIVE; then, from VM 0, the diagnostics read the fabric
+# (ibstat, sminfo, ibnetdiscover: two CAs linked, no switch; smpquery and
+# perfquery of both ports by LID; saquery's node records), and the two
+# VMs exchange verified data over LID-routed verbs: ibv_rc_pingpong -c
+# and ibv_ud_pingpong -c without -g, ib_write_bw without -x.  Then IPoIB
+# (ib_ipoib, which joins the SM's broadcast group): ping and a 16 MiB TCP
+# transfer checked by SHA-256, and the RDMA CM over IPoIB addresses
+# (path records from the SA): rping -V.
+# vmlaunch: -n 2 --rnic --fabric ib --timeout 900
+set -u
+. rnic-test-lib rnic-ib
+dev=$RNIC_IBDEV
+port=/sys/class/infiniband/$dev/ports/1
+out=$(mktemp)
+
+on_fail() {
+    ibstat "$dev" 2>&1 || true
+    [ -f /var/log/opensm.log ] && tail -n 60 /var/log/opensm.log
+    ls "$(counter_dir)" >/dev/null 2>&1 &&
+        grep -H . "$(counter_dir)"/ib_* "$(counter_dir)"/rx_dropped 2>/dev/null
+    true
+}
+
+# The port's state, as the kernel has it from the driver ("4: ACTIVE").
+wait_active() {
+    local i
+    for i in $(seq 1 480); do
+        case $(cat "$port/state") in
+            *ACTIVE*) return 0 ;;
+        esac
+        sleep 0.5
+    done
+    return 1
+}
+
+# The port's LID as a decimal number.
+my_lid() {
+    echo $(($(cat "$port/lid")))
+}
+
+# IPoIB addresses (TEST-NET-2), on the ib0 that ib_ipoib made.
+ipoib_addr() {
+    echo "198.51.100.$(($1 + 1))"
+}
+
+ipoib_up() {
+    [ -e /sys/class/net/ib0 ] || fail "no ib0: ib_ipoib made no interface"
+    ip link set ib0 up || fail "ib0 up"
+    ip addr add "$(ipoib_addr "$RNIC_VM_INDEX")/24" dev ib0 || fail "ib0 address"
+}
+
+# Receives one TCP stream on the IPoIB address; prints its length and the
+# first 128 bits of its SHA-256 (what fits in an rnic-signal word).
+tcp_sink() {
+    python3 - "$(ipoib_addr 0)" "$(test_port 5)" <<'PY'
+import hashlib, socket, sys
+s = socket.create_server((sys.argv[1], int(sys.argv[2])))
+s.settimeout(300)
+c, _ = s.accept()
+c.settimeout(300)
+h, n = hashlib.sha256(), 0
+while True:
+    b = c.recv(1 << 16)
+    if not b:
+        break
+    h.update(b)
+    n += len(b)
+print(n, h.hexdigest()[:32])
+PY
+}
+
+# Sends 16 MiB of a fixed pattern over IPoIB; prints as tcp_sink does.
+tcp_source() {
+    python3 - "$(ipoib_addr 0)" "$(test_port 5)" <<'PY'
+import hashlib, random, socket, sys, time
+data = random.Random(7).randbytes(16 << 20)
+for _ in range(120):
+    try:
+        c = socket.create_connection((sys.argv[1], int(sys.argv[2])), 5)
+        break
+    except OSError:
+        time.sleep(1)
+else:
+    sys.exit("no TCP server on the IPoIB address")
+c.sendall(data)
+c.close()
+print(len(data), hashlib.sha256(data).hexdigest()[:32])
+PY
+}
+
+[ "$(cat "$port/link_layer")" = InfiniBand ] || fail "$dev is not InfiniBand"
+
+case $(role) in
+server)
+    # VM 1's port may be ACTIVE by the time it looks: check it here.
+    case $(cat "$port/state") in
+        *INIT*) log "port INIT before any SM, LID $(cat "$port/lid")" ;;
+        *) fail "port $(cat "$port/state") before any SM" ;;
+    esac
+    guid=$(cat "/sys/class/infiniband/$dev/node_guid" | tr -d :)
+    opensm -B -g "0x$guid" -f /var/log/opensm.log >/dev/null 2>&1 ||
+        fail "opensm did not start"
+    wait_active || fail "port not ACTIVE after 240 s of opensm"
+    lid=$(my_lid)
+    [ "$lid" -gt 0 ] || fail "ACTIVE without a LID"
+    log "ACTIVE, LID $lid, SM LID $(($(cat "$port/sm_lid")))"
+    peer=$(signal_wait 1 300) || fail "no word from VM 1"
+    [ "$peer" -gt 0 ] && [ "$peer" != "$lid" ] ||
+        fail "LIDs $lid and $peer are not two distinct LIDs"
+
+    ibstat "$dev" >"$out" 2>&1 || { cat "$out"; fail "ibstat"; }
+    grep -q "State: Active" "$out" && grep -q "Link layer: InfiniBand" "$out" ||
+        { cat "$out"; fail "ibstat: not an Active InfiniBand port"; }
+    ibstatus "$dev" >/dev/null || fail "ibstatus"
+    timeout 60 sminfo >"$out" 2>&1 || { cat "$out"; fail "sminfo"; }
+    grep -q "sminfo: sm lid $lid " "$out" || { cat "$out"; fail "sminfo: not this SM"; }
+    timeout 60 ibnetdiscover >"$out" 2>&1 || { cat "$out"; fail "ibnetdiscover"; }
+    cas=$(grep -c '^Ca' "$out")
+    switches=$(grep -c '^Switch' "$out")
+    links=$(grep -c '^\[1\].*lid' "$out")
+    [ "$cas" = 2 ] && [ "$switches" = 0 ] && [ "$links" = 2 ] ||
+        { cat "$out"; fail "ibnetdiscover: $cas CAs, $switches switches, $links linked ports"; }
+    log "ibnetdiscover: 2 CAs linked port 1 to port 1, no switch"
+    for l in "$lid" "$peer"; do
+        timeout 60 smpquery nodeinfo "$l" >"$out" 2>&1 || { cat "$out"; fail "smpquery nodeinfo $l"; }
+        grep -q "NodeType:.*Channel Adapter" "$out" || { cat "$out"; fail "smpquery: LID $l is no CA"; }
+        timeout 60 smpquery portinfo "$l" 1 >"$out" 2>&1 || { cat "$out"; fail "smpquery portinfo $l"; }
+        grep -q "LinkState:.*Active" "$out" && grep -q "^Lid:\.*$l$" "$out" ||
+            { cat "$out"; fail "smpquery portinfo: LID $l not Active at $l"; }
+        timeout 60 perfquery "$l" 1 >"$out" 2>&1 || { cat "$out"; fail "perfquery $l"; }
+        grep -q "PortXmitPkts" "$out" || { cat "$out"; fail "perfquery $l: no counters"; }
+    done
+    log "smpquery and perfquery answered for LIDs $lid and $peer"
+    timeout 60 saquery >"$out" 2>&1 || { cat "$out"; fail "saquery"; }
+    nodes=$(grep -c 'NodeRecord' "$out")
+    [ "$nodes" = 2 ] || { cat "$out"; fail "saquery: $nodes node records"; }
+    log "saquery: 2 node records"
+
+    timeout 300 ibv_rc_pingpong -d "$dev" -p "$(test_port 1)" -c -n 200 -s 4096 \
+        >"$out" 2>&1 || { cat "$out"; fail "ibv_rc_pingpong server"; }
+    grep -q "invalid data" "$out" && { cat "$out"; fail "rc: data did not verify"; }
+    timeout 300 ibv_ud_pingpong -d "$dev" -p "$(test_port 2)" -c -n 200 -s 2048 \
+        >"$out" 2>&1 || { cat "$out"; fail "ibv_ud_pingpong server"; }
+    grep -q "invalid data" "$out" && { cat "$out"; fail "ud: data did not verify"; }
+    timeout 300 ib_write_bw -d "$dev" -p "$(test_port 3)" -s 65536 -n 200 \
+        >"$out" 2>&1 || { cat "$out"; fail "ib_write_bw server"; }
+
+    ipoib_up
+    got=$(tcp_sink) || fail "TCP over IPoIB: nothing received"
+    want=$(signal_wait 6 300) || fail "no word from VM 1"
+    [ "$got" = "$want" ] || fail "TCP over IPoIB: got '$got', sent '$want'"
+    log "TCP over IPoIB: ${got% *} bytes, SHA-256 as sent"
+    timeout 300 rping -s -a "$(ipoib_addr 0)" -p "$(test_port 7)" -V -C 20 \
+        -S 4096 >"$out" 2>&1 || { cat "$out"; fail "rping server"; }
+    signal_wait 4 300 >/dev/null || fail "VM 1 did not finish"
+    ;;
+client)
+    wait_active || fail "port not ACTIVE after 240 s"
+    lid=$(my_lid)
+    [ "$lid" -gt 0 ] || fail "ACTIVE without a LID"
+    log "ACTIVE, LID $lid, SM LID $(($(cat "$port/sm_lid")))"
+    signal_send 0 1 "$lid" || fail "VM 0 did not hear"
+
+    rnic-retry 60 2 timeout 120 ibv_rc_pingpong -d "$dev" -p "$(test_port 1)" \
+        -c -n 200 -s 4096 "$RNIC_VM0_IP4" >"$out" 2>&1 ||
+        { cat "$out"; fail "ibv_rc_pingpong -c by LID"; }
+    grep -q "invalid data" "$out" && { cat "$out"; fail "rc: data did not verify"; }
+    log "ibv_rc_pingpong -c: 200 x 4096 bytes by LID, verified"
+    rnic-retry 60 2 timeout 120 ibv_ud_pingpong -d "$dev" -p "$(test_port 2)" \
+        -c -n 200 -s 2048 "$RNIC_VM0_IP4" >"$out" 2>&1 ||
+        { cat "$out"; fail "ibv_ud_pingpong -c by LID"; }
+    grep -q "invalid data" "$out" && { cat "$out"; fail "ud: data did not verify"; }
+    log "ibv_ud_pingpong -c: 200 x 2048 bytes by LID, verified"
+    rnic-retry 60 2 timeout 120 ib_write_bw -d "$dev" -p "$(test_port 3)" \
+        -s 65536 -n 200 "$RNIC_VM0_IP4" >"$out" 2>&1 ||
+        { cat "$out"; fail "ib_write_bw by LID"; }
+    grep -q "Link type *: IB" "$out" || { cat "$out"; fail "ib_write_bw: not an IB link"; }
+    log "ib_write_bw: $(grep -E '^ *65536' "$out" | tr -s ' ')"
+
+    ipoib_up
+    rnic-retry 30 2 ping -c 3 -W 5 "$(ipoib_addr 0)" >"$out" 2>&1 ||
+        { cat "$out"; fail "ping over IPoIB"; }
+    log "IPoIB: $(grep -E 'packets transmitted' "$out")"
+    sent=$(tcp_source) || fail "TCP over IPoIB: send"
+    signal_send 0 6 "$sent" || fail "VM 0 did not hear"
+    rnic-retry 30 2 timeout 120 rping -c -a "$(ipoib_addr 0)" -p "$(test_port 7)" \
+        -V -C 20 -S 4096 >"$out" 2>&1 || { cat "$out"; fail "rping -V over IPoIB"; }
+    log "rping -V over IPoIB: 20 x 4096 bytes READ/WRITE/SEND verified"
+    signal_send 0 4 done || fail "VM 0 did not hear"
+    ;;
+esac
+for n in ib_rx_dlid_errors ib_rx_pkey_errors; do
+    [ "$(counter $n)" = 0 ] || fail "$n is $(counter $n)"
+done
+rnic-dmesg-check || fail "kernel warnings or rnic errors"
+log "all passed on $(hostname)"
