@@ -99,7 +99,13 @@ static int set_switch_info(IbSwitch *sw, const uint8_t *d)
     return 0;
 }
 
-static void get_port_info(IbSwitch *sw, unsigned port, uint8_t *d)
+/*
+ * LocalPortNum is the port the SMP came in by, whichever port it asks
+ * about: an SM walking the fabric compares the two to tell the port that
+ * leads back to itself from the ones to probe further.
+ */
+static void get_port_info(IbSwitch *sw, unsigned in_port, unsigned port,
+                          uint8_t *d)
 {
     const IbswPort *p = &sw->port[port];
     const IbswPort *mgmt = &sw->port[0];
@@ -118,7 +124,7 @@ static void get_port_info(IbSwitch *sw, unsigned port, uint8_t *d)
         d[RNIC_PI_REREG_TIMEOUT] = mgmt->subnet_timeout & 0x1f;
         d[RNIC_PI_RESP_TIME] = 16;
     }
-    d[RNIC_PI_LOCAL_PORT] = port;
+    d[RNIC_PI_LOCAL_PORT] = in_port;
     d[RNIC_PI_WIDTH_ENABLED] = p->link_width_enabled;
     d[RNIC_PI_WIDTH_SUPPORTED] = SW_WIDTH_SUPPORTED;
     d[RNIC_PI_WIDTH_ACTIVE] = SW_WIDTH_ACTIVE;
@@ -392,7 +398,7 @@ static uint16_t sma_process(IbSwitch *sw, unsigned in_port, uint8_t *mad)
             break;
         }
         memset(d, 0, RNIC_SMP_DATA_LEN);
-        get_port_info(sw, mod, d);
+        get_port_info(sw, in_port, mod, d);
         break;
     case RNIC_SMP_ATTR_PKEY_TABLE:
         st = pkey_table(sw, mod, d, set);
