@@ -11,7 +11,8 @@
 # and ibv_ud_pingpong -c without -g, ib_write_bw without -x.  Then IPoIB
 # (ib_ipoib, which joins the SM's broadcast group): ping and a 16 MiB TCP
 # transfer checked by SHA-256, and the RDMA CM over IPoIB addresses
-# (path records from the SA): rping -V.
+# (path records from the SA): rping -V, and NVMe over Fabrics (nvmet-rdma
+# on VM 0, nvme-rdma and fio with crc32c verification on VM 1).
 # vmlaunch: -n 2 --rnic --fabric ib --timeout 900
 set -u
 . rnic-test-lib rnic-ib
@@ -158,7 +159,10 @@ server)
     log "TCP over IPoIB: ${got% *} bytes, SHA-256 as sent"
     timeout 300 rping -s -a "$(ipoib_addr 0)" -p "$(test_port 7)" -V -C 20 \
         -S 4096 >"$out" 2>&1 || { cat "$out"; fail "rping server"; }
-    signal_wait 4 300 >/dev/null || fail "VM 1 did not finish"
+    rnic-nvmet up "$(ipoib_addr 0)" 64 || fail "NVMe target on the IPoIB address"
+    signal_send 1 8 ready 300 || fail "VM 1 did not hear"
+    signal_wait 4 800 >/dev/null || fail "VM 1 did not finish"
+    rnic-nvmet down
     ;;
 client)
     wait_active || fail "port not ACTIVE after 240 s"
@@ -192,6 +196,9 @@ client)
     rnic-retry 30 2 timeout 120 rping -c -a "$(ipoib_addr 0)" -p "$(test_port 7)" \
         -V -C 20 -S 4096 >"$out" 2>&1 || { cat "$out"; fail "rping -V over IPoIB"; }
     log "rping -V over IPoIB: 20 x 4096 bytes READ/WRITE/SEND verified"
+    signal_wait 8 300 >/dev/null || fail "no NVMe target on VM 0"
+    rnic-nvme-host "$(ipoib_addr 0)" || { signal_send 0 4 failed; fail "NVMe over Fabrics"; }
+    log "NVMe over Fabrics over IB: fio verified, disconnected and connected again"
     signal_send 0 4 done || fail "VM 0 did not hear"
     ;;
 esac
