@@ -17,8 +17,9 @@
 # vmlaunch: -n 3 --rnic --fabric ib --timeout 1200
 set -u
 . rnic-test-lib rnic-ib-fabric
+. rnic-ib-lib
 dev=$RNIC_IBDEV
-port=/sys/class/infiniband/$dev/ports/1
+port=$ib_port
 out=$(mktemp)
 me=$RNIC_VM_INDEX
 
@@ -37,39 +38,6 @@ on_fail() {
 # whatever the SM does.  The traffic still has to outlast the restart.
 SEND_BW_ARGS=(-D 20 -u 18)
 
-wait_active() {
-    local i
-    for i in $(seq 1 600); do
-        case $(cat "$port/state") in
-            *ACTIVE*) return 0 ;;
-        esac
-        sleep 0.5
-    done
-    return 1
-}
-
-my_lid() {
-    echo $(($(cat "$port/lid")))
-}
-
-ipoib_addr() {
-    echo "198.51.100.$(($1 + 1))"
-}
-
-ipoib_up() {
-    [ -e /sys/class/net/ib0 ] || fail "no ib0: ib_ipoib made no interface"
-    ip link set ib0 up || fail "ib0 up"
-    ip addr add "$(ipoib_addr "$me")/24" dev ib0 || fail "ib0 address"
-}
-
-# opensm in the background.
-start_sm() {
-    local guid
-    guid=$(tr -d : <"/sys/class/infiniband/$dev/node_guid")
-    opensm -B -g "0x$guid" -f /var/log/opensm.log >/dev/null 2>&1 ||
-        fail "opensm did not start"
-}
-
 # Waits until the SA knows the whole fabric, the switch and three CAs:
 # the SM has swept it.
 wait_swept() {
@@ -85,10 +53,10 @@ wait_swept() {
 
 case $me in
 0)
-    start_sm
-    wait_active || fail "port not ACTIVE after 300 s of opensm"
+    ib_start_sm
+    ib_wait_active 300 || fail "port not ACTIVE after 300 s of opensm"
     wait_swept || fail "opensm never found the whole fabric"
-    lids=$(my_lid)
+    lids=$(ib_lid)
     for v in 1 2; do
         l=$(signal_wait "$v" 600) || fail "no word from VM $v"
         lids="$lids $l"
@@ -137,7 +105,7 @@ case $me in
     signal_wait 4 600 >/dev/null || fail "VM 2 did not start its traffic"
     pkill -x opensm || fail "opensm was not running"
     sleep 2
-    start_sm
+    ib_start_sm
     wait_swept || fail "the restarted opensm never swept the fabric"
     for l in "$@"; do
         timeout 60 smpquery portinfo "$l" 1 >"$out" 2>&1 ||
@@ -150,9 +118,9 @@ case $me in
     signal_wait 6 600 >/dev/null || fail "VM 2 did not finish"
     ;;
 1)
-    wait_active || fail "port not ACTIVE after 300 s"
+    ib_wait_active 300 || fail "port not ACTIVE after 300 s"
     timeout 900 ibping -S >/dev/null 2>&1 &
-    signal_send 0 1 "$(my_lid)" 600 || fail "VM 0 did not hear"
+    signal_send 0 1 "$(ib_lid)" 600 || fail "VM 0 did not hear"
     signal_wait 3 600 >/dev/null || fail "no go from VM 0"
     ipoib_up
     timeout 300 ibv_rc_pingpong -d "$dev" -p "$(test_port 10)" -c -n 200 -s 4096 \
@@ -165,8 +133,8 @@ case $me in
     kill %1 2>/dev/null
     ;;
 2)
-    wait_active || fail "port not ACTIVE after 300 s"
-    signal_send 0 2 "$(my_lid)" 600 || fail "VM 0 did not hear"
+    ib_wait_active 300 || fail "port not ACTIVE after 300 s"
+    signal_send 0 2 "$(ib_lid)" 600 || fail "VM 0 did not hear"
     signal_wait 3 600 >/dev/null || fail "no go from VM 0"
     ipoib_up
     rnic-retry 60 2 timeout 120 ibv_rc_pingpong -d "$dev" -p "$(test_port 10)" \

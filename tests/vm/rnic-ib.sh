@@ -16,8 +16,9 @@
 # vmlaunch: -n 2 --rnic --fabric ib --timeout 900
 set -u
 . rnic-test-lib rnic-ib
+. rnic-ib-lib
 dev=$RNIC_IBDEV
-port=/sys/class/infiniband/$dev/ports/1
+port=$ib_port
 out=$(mktemp)
 
 on_fail() {
@@ -26,34 +27,6 @@ on_fail() {
     ls "$(counter_dir)" >/dev/null 2>&1 &&
         grep -H . "$(counter_dir)"/ib_* "$(counter_dir)"/rx_dropped 2>/dev/null
     true
-}
-
-# The port's state, as the kernel has it from the driver ("4: ACTIVE").
-wait_active() {
-    local i
-    for i in $(seq 1 480); do
-        case $(cat "$port/state") in
-            *ACTIVE*) return 0 ;;
-        esac
-        sleep 0.5
-    done
-    return 1
-}
-
-# The port's LID as a decimal number.
-my_lid() {
-    echo $(($(cat "$port/lid")))
-}
-
-# IPoIB addresses (TEST-NET-2), on the ib0 that ib_ipoib made.
-ipoib_addr() {
-    echo "198.51.100.$(($1 + 1))"
-}
-
-ipoib_up() {
-    [ -e /sys/class/net/ib0 ] || fail "no ib0: ib_ipoib made no interface"
-    ip link set ib0 up || fail "ib0 up"
-    ip addr add "$(ipoib_addr "$RNIC_VM_INDEX")/24" dev ib0 || fail "ib0 address"
 }
 
 # Receives one TCP stream on the IPoIB address; prints its length and the
@@ -104,11 +77,9 @@ server)
         *INIT*) log "port INIT before any SM, LID $(cat "$port/lid")" ;;
         *) fail "port $(cat "$port/state") before any SM" ;;
     esac
-    guid=$(cat "/sys/class/infiniband/$dev/node_guid" | tr -d :)
-    opensm -B -g "0x$guid" -f /var/log/opensm.log >/dev/null 2>&1 ||
-        fail "opensm did not start"
-    wait_active || fail "port not ACTIVE after 240 s of opensm"
-    lid=$(my_lid)
+    ib_start_sm
+    ib_wait_active || fail "port not ACTIVE after 240 s of opensm"
+    lid=$(ib_lid)
     [ "$lid" -gt 0 ] || fail "ACTIVE without a LID"
     log "ACTIVE, LID $lid, SM LID $(($(cat "$port/sm_lid")))"
     peer=$(signal_wait 1 300) || fail "no word from VM 1"
@@ -165,8 +136,8 @@ server)
     rnic-nvmet down
     ;;
 client)
-    wait_active || fail "port not ACTIVE after 240 s"
-    lid=$(my_lid)
+    ib_wait_active || fail "port not ACTIVE after 240 s"
+    lid=$(ib_lid)
     [ "$lid" -gt 0 ] || fail "ACTIVE without a LID"
     log "ACTIVE, LID $lid, SM LID $(($(cat "$port/sm_lid")))"
     signal_send 0 1 "$lid" || fail "VM 0 did not hear"
