@@ -11,7 +11,7 @@
 # and ibv_ud_pingpong -c without -g, ib_write_bw without -x.  Then IPoIB
 # (ib_ipoib, which joins the SM's broadcast group): ping and a 16 MiB TCP
 # transfer checked by SHA-256, and the RDMA CM over IPoIB addresses
-# (path records from the SA): rping -V, and NVMe over Fabrics (nvmet-rdma
+# (path records from the SA): rping -V, ucmatose, ib_send_bw -R, and NVMe over Fabrics (nvmet-rdma
 # on VM 0, nvme-rdma and fio with crc32c verification on VM 1).
 # vmlaunch: -n 2 --rnic --fabric ib --timeout 900
 set -u
@@ -130,6 +130,10 @@ server)
     log "TCP over IPoIB: ${got% *} bytes, SHA-256 as sent"
     timeout 300 rping -s -a "$(ipoib_addr 0)" -p "$(test_port 7)" -V -C 20 \
         -S 4096 >"$out" 2>&1 || { cat "$out"; fail "rping server"; }
+    timeout 300 ucmatose -b "$(ipoib_addr 0)" -p "$(test_port 9)" -c 4 -C 50 \
+        -S 4096 >"$out" 2>&1 || { cat "$out"; fail "ucmatose server"; }
+    timeout 300 ib_send_bw -d "$dev" -R -p "$(test_port 10)" -s 65536 -n 200 \
+        >"$out" 2>&1 || { cat "$out"; fail "ib_send_bw -R server"; }
     rnic-nvmet up "$(ipoib_addr 0)" 64 || fail "NVMe target on the IPoIB address"
     signal_send 1 8 ready 300 || fail "VM 1 did not hear"
     signal_wait 4 800 >/dev/null || fail "VM 1 did not finish"
@@ -167,6 +171,17 @@ client)
     rnic-retry 30 2 timeout 120 rping -c -a "$(ipoib_addr 0)" -p "$(test_port 7)" \
         -V -C 20 -S 4096 >"$out" 2>&1 || { cat "$out"; fail "rping -V over IPoIB"; }
     log "rping -V over IPoIB: 20 x 4096 bytes READ/WRITE/SEND verified"
+    rnic-retry 30 2 timeout 120 ucmatose -s "$(ipoib_addr 0)" -p "$(test_port 9)" \
+        -c 4 -C 50 -S 4096 >"$out" 2>&1 || { cat "$out"; fail "ucmatose over IPoIB"; }
+    grep -q "data transfers complete" "$out" && grep -q "return status 0" "$out" ||
+        { cat "$out"; fail "ucmatose did not complete"; }
+    log "ucmatose: 4 RDMA CM connections, 50 x 4096-byte sends each way"
+    rnic-retry 30 2 timeout 120 ib_send_bw -d "$dev" -R -p "$(test_port 10)" \
+        -s 65536 -n 200 "$(ipoib_addr 0)" >"$out" 2>&1 ||
+        { cat "$out"; fail "ib_send_bw -R over IPoIB"; }
+    grep -q "Data ex. method *: rdma_cm" "$out" && grep -q "Link type *: IB" "$out" ||
+        { cat "$out"; fail "ib_send_bw -R: not rdma_cm over IB"; }
+    log "ib_send_bw -R: $(grep -E '^ *65536' "$out" | tr -s ' ')"
     signal_wait 8 300 >/dev/null || fail "no NVMe target on VM 0"
     rnic-nvme-host "$(ipoib_addr 0)" || { signal_send 0 4 failed; fail "NVMe over Fabrics"; }
     log "NVMe over Fabrics over IB: fio verified, disconnected and connected again"
