@@ -426,13 +426,38 @@ RNIC_SIZE_CHECK(struct rnic_cmd_query, 16);
  * MAD_IFC: the device's management agents (the SMA and the PMA of an
  * InfiniBand port) answer one management datagram.  The driver passes
  * a MAD it received, or one of its own, and gets the response MAD.
+ *
+ * RNIC_MAD_IFC_LOCAL marks a SubnSet of what the host owns, as HCA
+ * firmware takes it from its driver: NodeDescription, and of PortInfo
+ * the CapabilityMask bits the host's software sets (RNIC_SMA_CAP_HOST:
+ * IsSM and the like) and nothing else.  M_Key is not checked.
+ *
+ * RNIC_MAD_IFC_TRAP takes no MAD in (in_addr is not read) and alone:
+ * the SMA's oldest pending trap, a SubnTrap(Notice) to the SM's LID, is
+ * written to out_addr, or nothing when none is pending.  The driver
+ * sends it from QP0 to PortInfo:MasterSMLID at MasterSMSL.  The SMA
+ * holds RNIC_SMA_TRAPS of them; RNIC_EQE_SMA_TRAP says one is waiting.
  */
 #define RNIC_MAD_SIZE               256
 
 #define RNIC_MAD_IFC_QP0            BIT(0)   /* arrived on QP0 */
 #define RNIC_MAD_IFC_IGNORE_MKEY    BIT(1)   /* the driver's own query */
+#define RNIC_MAD_IFC_LOCAL          BIT(2)   /* the host's own Set */
+#define RNIC_MAD_IFC_TRAP           BIT(3)   /* take a pending trap */
 #define RNIC_MAD_IFC_FLAGS \
-	(RNIC_MAD_IFC_QP0 | RNIC_MAD_IFC_IGNORE_MKEY)
+	(RNIC_MAD_IFC_QP0 | RNIC_MAD_IFC_IGNORE_MKEY | RNIC_MAD_IFC_LOCAL | \
+	 RNIC_MAD_IFC_TRAP)
+
+/* PortInfo:CapabilityMask bits a LOCAL Set may change. */
+#define RNIC_SMA_CAP_HOST \
+	(BIT(1) |    /* IsSM */ \
+	 BIT(10) |   /* IsSMdisabled */ \
+	 BIT(16) |   /* IsCommunicationManagementSupported */ \
+	 BIT(17) |   /* IsSNMPTunnelingSupported */ \
+	 BIT(19) |   /* IsDeviceManagementSupported */ \
+	 BIT(20) |   /* IsVendorClassSupported */ \
+	 BIT(23))    /* IsBootManagementSupported */
+#define RNIC_SMA_TRAPS              8
 
 struct rnic_cmd_mad_ifc {
 	__le64 in_addr;          /* RNIC_MAD_SIZE bytes: the MAD */
@@ -956,6 +981,7 @@ enum rnic_eqe_type {
 	RNIC_EQE_LID_CHANGE = 0x0f,     /* the SM set the LID or the LMC */
 	RNIC_EQE_PKEY_CHANGE = 0x10,    /* the SM changed the P_Key table */
 	RNIC_EQE_SM_CHANGE = 0x11,      /* the SM set the SM LID or SM SL */
+	RNIC_EQE_SMA_TRAP = 0x12,       /* a trap waits: MAD_IFC with _TRAP */
 };
 
 #define RNIC_EQE_SIZE               16

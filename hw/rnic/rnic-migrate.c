@@ -1293,11 +1293,29 @@ static bool rnic_ib_needed(void *opaque)
     return s->ib;
 }
 
+/* What indexes arrays or sits in a few bits must fit them. */
+static int rnic_ib_post_load(void *opaque, int version_id)
+{
+    RnicState *s = opaque;
+    const RnicIbPort *p = &s->ibp;
+
+    if (p->ntraps > RNIC_SMA_TRAPS) {
+        return rnic_mig_refuse("IB port traps", p->ntraps, "<= RNIC_SMA_TRAPS");
+    }
+    if (p->lmc > 7 || p->sm_sl > 15 || p->mkey_prot > 3 ||
+        p->state > RNIC_PORT_ACTIVE) {
+        return rnic_mig_refuse("IB port state", p->state,
+                               "LMC, SM SL, M_Key protection in range");
+    }
+    return 0;
+}
+
 static const VMStateDescription vmstate_rnic_ib = {
     .name = "rnic/ib",
-    .version_id = 1,
+    .version_id = 2,
     .minimum_version_id = 1,
     .needed = rnic_ib_needed,
+    .post_load = rnic_ib_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT8(ibp.state, RnicState),
         VMSTATE_UINT8(ibp.lmc, RnicState),
@@ -1320,6 +1338,13 @@ static const VMStateDescription vmstate_rnic_ib = {
         VMSTATE_UINT8_2DARRAY(ibp.vlarb, RnicState, 4,
                               RNIC_IB_VLARB_ENTRIES * 2),
         VMSTATE_UINT32(ibp.events, RnicState),
+        /* Version 2: what the host set, and the traps not yet taken. */
+        VMSTATE_UINT32_V(ibp.cap_host, RnicState, 2),
+        VMSTATE_UINT8_ARRAY_V(ibp.node_desc, RnicState, RNIC_SMP_DATA_LEN, 2),
+        VMSTATE_UINT8_2DARRAY_V(ibp.traps, RnicState, RNIC_SMA_TRAPS,
+                                RNIC_SMP_DATA_LEN, 2),
+        VMSTATE_UINT8_V(ibp.ntraps, RnicState, 2),
+        VMSTATE_UINT32_V(ibp.trap_tid, RnicState, 2),
         VMSTATE_END_OF_LIST()
     },
 };

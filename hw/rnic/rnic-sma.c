@@ -31,7 +31,8 @@
 #define RNIC_IB_DEFAULT_GID_PREFIX 0xfe80000000000000ull
 
 /* What the SMA reports of the port's fixed capabilities. */
-#define RNIC_SMA_CAP_MASK   (RNIC_PI_CAP_IS_SL_MAPPING | \
+#define RNIC_SMA_CAP_MASK   (RNIC_PI_CAP_IS_TRAP | \
+                             RNIC_PI_CAP_IS_SL_MAPPING | \
                              RNIC_PI_CAP_IS_SYS_IMAGE_GUID | \
                              RNIC_PI_CAP_IS_CM | \
                              RNIC_PI_CAP_IS_DEVICE_MGMT | \
@@ -42,6 +43,9 @@
 #define RNIC_SMA_VL_CAP     3       /* VL0..VL3 */
 #define RNIC_SMA_VLARB_CAP  8       /* entries of each priority */
 #define RNIC_SMA_DOWN_POLL  2       /* LinkDownDefaultState: polling */
+
+/* Until the host sets one: what NodeDescription says of the node. */
+#define RNIC_SMA_NODE_DESC  "rnic"
 
 /* PortInfo:PortState of a Set: 0 leaves it. */
 #define RNIC_PI_STATE_NOP   0
@@ -88,6 +92,7 @@ void rnic_ib_reset(RnicState *s)
         }
     }
     memcpy(p->vlarb[2], p->vlarb[0], sizeof(p->vlarb[2]));
+    pstrcpy((char *)p->node_desc, sizeof(p->node_desc), RNIC_SMA_NODE_DESC);
 }
 
 void rnic_ib_realize(RnicState *s)
@@ -144,6 +149,7 @@ void rnic_ib_post_events(RnicState *s)
         { RNIC_IB_EV_PKEY, RNIC_EQE_PKEY_CHANGE },
         { RNIC_IB_EV_SM, RNIC_EQE_SM_CHANGE },
         { RNIC_IB_EV_ACTIVE, RNIC_EQE_PORT_ACTIVE },
+        { RNIC_IB_EV_TRAP, RNIC_EQE_SMA_TRAP },
     };
     uint32_t ev = s->ibp.events;
     size_t i;
@@ -172,7 +178,7 @@ void rnic_ib_port_attr(RnicState *s, struct rnic_port_attr *a)
     a->sm_sl = p->sm_sl;
     a->lid = cpu_to_le16(p->lid);
     a->sm_lid = cpu_to_le16(p->sm_lid);
-    a->port_cap_flags = cpu_to_le32(RNIC_SMA_CAP_MASK);
+    a->port_cap_flags = cpu_to_le32(RNIC_SMA_CAP_MASK | p->cap_host);
     a->pkey_tbl_len = cpu_to_le16(RNIC_PKEY_BLOCK);
     /* GUIDInfo has one GUID, so the port has one GID: prefix and GUID. */
     a->gid_tbl_len = cpu_to_le32(1);
@@ -187,6 +193,8 @@ typedef struct RnicMad {
     uint16_t status;            /* MAD status of the answer */
     bool reply;                 /* false: dropped, nothing written */
     bool ignore_mkey;
+    bool local;                 /* RNIC_MAD_IFC_LOCAL */
+    uint16_t slid;              /* the LRH's SLID it came with */
 } RnicMad;
 
 static uint16_t mad_get16(const RnicMad *m, unsigned off)
@@ -219,6 +227,116 @@ static void mad_drop(RnicMad *m, const char *why)
     m->reply = false;
 }
 
+/* ---- traps ---- */
+
+/*
+ * Queues a Notice for the SM, which the driver takes with MAD_IFC and
+ * sends from QP0, as HCA firmware hands its traps to mlx4's driver.  No
+ * SM yet (no LID, or no MasterSMLID), nobody to tell: IBA sends traps
+ * to the SM only.  Each is sent once; the SM's TrapRepress is taken and
+ * needs no action.  A full queue drops the newest trap, traced.
+ */
+static uint8_t *sma_trap(RnicState *s, uint8_t type, uint16_t num)
+{
+    RnicIbPort *p = &s->ibp;
+    uint8_t *n;
+
+    if (!p->lid || !p->sm_lid || p->state == RNIC_PORT_DOWN) {
+        trace_rnic_sma_trap_drop(num, "no subnet manager to send to");
+        return NULL;
+    }
+    if (p->ntraps == RNIC_SMA_TRAPS) {
+        trace_rnic_sma_trap_drop(num, "trap queue full");
+        return NULL;
+    }
+    trace_rnic_sma_trap(num, p->sm_lid);
+    n = p->traps[p->ntraps++];
+    memset(n, 0, RNIC_SMP_DATA_LEN);
+    n[RNIC_NOTICE_GENERIC_TYPE] = RNIC_NOTICE_GENERIC | type;
+    /* ProducerType: this node's type, in 24 bits. */
+    stw_be_p(n + RNIC_NOTICE_PRODUCER + 1, RNIC_NODE_TYPE_CA);
+    stw_be_p(n + RNIC_NOTICE_TRAP_NUM, num);
+    stw_be_p(n + RNIC_NOTICE_ISSUER_LID, p->lid);
+    p->events |= RNIC_IB_EV_TRAP;
+    rnic_schedule(s);
+    return n + RNIC_NOTICE_DETAILS;
+}
+
+/* Trap 144: NodeDescription (other local changes) or CapabilityMask. */
+static void sma_trap_local_changes(RnicState *s, bool node_desc)
+{
+    uint8_t *d = sma_trap(s, RNIC_NOTICE_TYPE_INFO, RNIC_TRAP_LOCAL_CHANGES);
+
+    if (!d) {
+        return;
+    }
+    stw_be_p(d + 2, s->ibp.lid);
+    d[5] = node_desc ? RNIC_TRAP144_OTHER_LOCAL : 0;
+    stl_be_p(d + 6, RNIC_SMA_CAP_MASK | s->ibp.cap_host);
+    stw_be_p(d + 10, node_desc ? RNIC_TRAP144_NODE_DESC : 0);
+}
+
+/* Trap 256: who sent the SMP the M_Key check refused, and what it was. */
+static void sma_trap_bad_mkey(RnicState *s, const uint8_t *mad, uint16_t slid)
+{
+    uint8_t *d = sma_trap(s, RNIC_NOTICE_TYPE_SECURITY, RNIC_TRAP_BAD_MKEY);
+    uint8_t hops;
+
+    if (!d) {
+        return;
+    }
+    stw_be_p(d + 2, slid);
+    d[6] = mad[RNIC_MAD_METHOD];
+    memcpy(d + 8, mad + RNIC_MAD_ATTR_ID, 2);
+    memcpy(d + 10, mad + RNIC_MAD_ATTR_MOD, 4);
+    memcpy(d + 14, mad + RNIC_SMP_MKEY, 8);
+    if (mad[RNIC_MAD_MGMT_CLASS] == RNIC_MGMT_CLASS_SUBN_DR) {
+        /* DRSLID, and as much of the return path as the Notice holds. */
+        hops = MIN(mad[RNIC_MAD_HOP_CNT], RNIC_SMP_MAX_HOPS);
+        memcpy(d + 4, mad + RNIC_SMP_DR_SLID, 2);
+        d[22] = 0x80;                               /* DRNotice */
+        d[23] = (hops > 30 ? 0x40 : 0) | hops;      /* truncated, count */
+        memcpy(d + 24, mad + RNIC_SMP_RETURN_PATH + 1, MIN(hops, 30));
+    }
+}
+
+void rnic_ib_trap_bad_pkey(RnicState *s, uint16_t slid, uint8_t sl,
+                           uint32_t src_qp, uint16_t pkey)
+{
+    uint8_t *d = sma_trap(s, RNIC_NOTICE_TYPE_SECURITY, RNIC_TRAP_BAD_PKEY);
+
+    if (!d) {
+        return;
+    }
+    stw_be_p(d + 2, slid);                          /* LID1: the sender */
+    stw_be_p(d + 4, s->ibp.lid);                    /* LID2: this port */
+    stl_be_p(d + 6, pkey);
+    stl_be_p(d + 10, (uint32_t)sl << 28 | (src_qp & 0xffffff));
+    stl_be_p(d + 14, 1);                            /* QP2: the GSI QP */
+}
+
+/* MAD_IFC with RNIC_MAD_IFC_TRAP: the oldest trap, as a SubnTrap MAD. */
+static bool sma_take_trap(RnicState *s, uint8_t *mad)
+{
+    RnicIbPort *p = &s->ibp;
+
+    if (!p->ntraps) {
+        return false;
+    }
+    memset(mad, 0, RNIC_MAD_SIZE);
+    mad[RNIC_MAD_BASE_VERSION] = 1;
+    mad[RNIC_MAD_MGMT_CLASS] = RNIC_MGMT_CLASS_SUBN_LID;
+    mad[RNIC_MAD_CLASS_VERSION] = 1;
+    mad[RNIC_MAD_METHOD] = RNIC_MAD_METHOD_TRAP;
+    stq_be_p(mad + RNIC_MAD_TID, ++p->trap_tid);
+    stw_be_p(mad + RNIC_MAD_ATTR_ID, RNIC_SMP_ATTR_NOTICE);
+    stq_be_p(mad + RNIC_SMP_MKEY, p->mkey);
+    memcpy(mad + RNIC_SMP_DATA, p->traps[0], RNIC_SMP_DATA_LEN);
+    p->ntraps--;
+    memmove(p->traps[0], p->traps[1], p->ntraps * RNIC_SMP_DATA_LEN);
+    return true;
+}
+
 static void sma_node_info(RnicState *s, uint8_t *d)
 {
     d[RNIC_NI_BASE_VERSION] = 1;
@@ -244,7 +362,7 @@ static void sma_port_info(RnicState *s, uint8_t *d, bool hide_mkey)
     stq_be_p(d + RNIC_PI_GID_PREFIX, p->gid_prefix);
     stw_be_p(d + RNIC_PI_LID, p->lid);
     stw_be_p(d + RNIC_PI_SM_LID, p->sm_lid);
-    stl_be_p(d + RNIC_PI_CAP_MASK, RNIC_SMA_CAP_MASK);
+    stl_be_p(d + RNIC_PI_CAP_MASK, RNIC_SMA_CAP_MASK | p->cap_host);
     stw_be_p(d + RNIC_PI_MKEY_LEASE, p->mkey_lease);
     d[RNIC_PI_LOCAL_PORT] = 1;
     d[RNIC_PI_WIDTH_ENABLED] = RNIC_SMA_WIDTH_4X;
@@ -348,6 +466,42 @@ static void sma_set_port_info(RnicState *s, RnicMad *m, const uint8_t *d)
     rnic_ib_set_state(s, next);
 }
 
+/*
+ * A LOCAL Set (RNIC_MAD_IFC_LOCAL): the host's node description, or of
+ * PortInfo only the host's CapabilityMask bits.  A change is the local
+ * change trap 144 tells the SM of.
+ */
+static void sma_local_set(RnicState *s, RnicMad *m, uint16_t attr,
+                          uint8_t *d)
+{
+    RnicIbPort *p = &s->ibp;
+    uint32_t cap;
+
+    switch (attr) {
+    case RNIC_SMP_ATTR_NODE_DESC:
+        if (memcmp(p->node_desc, d, RNIC_SMP_DATA_LEN)) {
+            memcpy(p->node_desc, d, RNIC_SMP_DATA_LEN);
+            sma_trap_local_changes(s, true);
+        }
+        return;
+    case RNIC_SMP_ATTR_PORT_INFO:
+        cap = ldl_be_p(d + RNIC_PI_CAP_MASK) & ~RNIC_SMA_CAP_MASK;
+        if (cap & ~RNIC_SMA_CAP_HOST) {
+            mad_fail(m, RNIC_MAD_STATUS_BAD_VALUE, "CapabilityMask bits");
+            return;
+        }
+        if (cap != p->cap_host) {
+            p->cap_host = cap;
+            sma_trap_local_changes(s, false);
+        }
+        memset(d, 0, RNIC_SMP_DATA_LEN);
+        sma_port_info(s, d, false);
+        return;
+    default:
+        mad_fail(m, RNIC_MAD_STATUS_BAD_ATTR, "LOCAL Set of attribute");
+    }
+}
+
 static void sma_pkey_table(RnicState *s, RnicMad *m, uint8_t *d, bool set)
 {
     RnicIbPort *p = &s->ibp;
@@ -443,7 +597,7 @@ static bool sma_mkey_ok(RnicState *s, RnicMad *m, bool *hide)
     bool set = m->b[RNIC_MAD_METHOD] == RNIC_MAD_METHOD_SET;
 
     *hide = false;
-    if (m->ignore_mkey || !p->mkey ||
+    if (m->ignore_mkey || m->local || !p->mkey ||
         mad_get64(m, RNIC_SMP_MKEY) == p->mkey) {
         return true;
     }
@@ -457,6 +611,7 @@ static bool sma_mkey_ok(RnicState *s, RnicMad *m, bool *hide)
     if (p->mkey_viol < UINT16_MAX) {
         p->mkey_viol++;
     }
+    sma_trap_bad_mkey(s, m->b, m->slid);
     mad_drop(m, "M_Key mismatch");
     return false;
 }
@@ -535,6 +690,10 @@ static void sma_handle(RnicState *s, RnicMad *m, uint8_t in_port)
     if (!sma_mkey_ok(s, m, &hide)) {
         return;
     }
+    if (set && m->local) {
+        sma_local_set(s, m, attr, d);
+        return;
+    }
     if (!set) {
         memset(d, 0, RNIC_SMP_DATA_LEN);
     }
@@ -543,7 +702,7 @@ static void sma_handle(RnicState *s, RnicMad *m, uint8_t in_port)
         if (set) {
             break;
         }
-        pstrcpy((char *)d, RNIC_SMP_DATA_LEN, "rnic");
+        memcpy(d, s->ibp.node_desc, RNIC_SMP_DATA_LEN);
         return;
     case RNIC_SMP_ATTR_NODE_INFO:
         if (set) {
@@ -689,12 +848,12 @@ static void mad_process(RnicState *s, RnicMad *m, bool qp0, uint16_t slid)
         mad_drop(m, "response method");
         return;
     }
-    if (smp && !qp0 && !m->ignore_mkey) {
+    if (smp && !qp0 && !m->ignore_mkey && !m->local) {
         mad_drop(m, "SMP not on QP0");
         return;
     }
-    if (!smp && qp0) {
-        mad_drop(m, "GSI class on QP0");
+    if (!smp && (qp0 || m->local)) {
+        mad_drop(m, qp0 ? "GSI class on QP0" : "LOCAL MAD not an SMP");
         return;
     }
     if (m->b[RNIC_MAD_BASE_VERSION] != 1) {
@@ -744,11 +903,21 @@ uint8_t rnic_cmd_mad_ifc(RnicCmdCtx *c)
         return rnic_cmd_err_state(c, "port is Ethernet, not InfiniBand",
                                   a->port);
     }
-    if (rnic_dma_read(s, in, m.b, sizeof(m.b)) != MEMTX_OK) {
-        return rnic_cmd_err_dma(c, in);
+    if (a->flags & RNIC_MAD_IFC_TRAP) {
+        if (a->flags != RNIC_MAD_IFC_TRAP) {
+            return rnic_cmd_err_param(c, "flags beside TRAP", a->flags,
+                                      RNIC_MAD_IFC_TRAP);
+        }
+        m.reply = sma_take_trap(s, m.b);
+    } else {
+        if (rnic_dma_read(s, in, m.b, sizeof(m.b)) != MEMTX_OK) {
+            return rnic_cmd_err_dma(c, in);
+        }
+        m.ignore_mkey = a->flags & RNIC_MAD_IFC_IGNORE_MKEY;
+        m.local = a->flags & RNIC_MAD_IFC_LOCAL;
+        m.slid = le16_to_cpu(a->slid);
+        mad_process(s, &m, a->flags & RNIC_MAD_IFC_QP0, m.slid);
     }
-    m.ignore_mkey = a->flags & RNIC_MAD_IFC_IGNORE_MKEY;
-    mad_process(s, &m, a->flags & RNIC_MAD_IFC_QP0, le16_to_cpu(a->slid));
     if (!m.reply) {
         c->out[RNIC_OUT_MAD_REPLY] = 0;
         return RNIC_CMD_OK;

@@ -152,7 +152,16 @@
 #define RNIC_NOTICE_ISSUER_LID      6
 #define RNIC_NOTICE_TOGGLE_COUNT    8
 #define RNIC_NOTICE_DETAILS         10
+#define RNIC_NOTICE_TYPE_SECURITY   2
+#define RNIC_NOTICE_TYPE_INFO       4
+#define RNIC_NOTICE_GENERIC         0x80
 #define RNIC_TRAP_LINK_STATE_CHANGE 128
+#define RNIC_TRAP_LOCAL_CHANGES     144
+#define RNIC_TRAP_BAD_MKEY          256
+#define RNIC_TRAP_BAD_PKEY          257
+/* Trap 144's details: LocalChanges and ChangeFlags. */
+#define RNIC_TRAP144_OTHER_LOCAL    0x01
+#define RNIC_TRAP144_NODE_DESC      0x0001
 
 /* Blocks */
 #define RNIC_LFT_BLOCK              64      /* LIDs per LFT block */

@@ -256,6 +256,11 @@ static const char *rnic_rx_source_check_ib(RnicState *s, const RnicQP *qp,
     if (!ok) {
         s->ibp.pkey_viol = MIN(s->ibp.pkey_viol + 1, UINT16_MAX);
         s->cnt[RNIC_CNT_IB_RX_PKEY_ERR]++;
+        if (qp->type == RNIC_QPT_GSI) {
+            /* Management traffic in a partition we are not in: tell the SM. */
+            rnic_ib_trap_bad_pkey(s, p->ib_slid, p->ib_sl, p->deth.src_qp,
+                                  p->bth.pkey);
+        }
         return "P_Key mismatch";
     }
     if (qp->type != RNIC_QPT_RC && qp->type != RNIC_QPT_UC) {

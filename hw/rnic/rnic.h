@@ -397,6 +397,7 @@ typedef struct RnicInject {
 #define RNIC_IB_EV_LID          (1u << 2)
 #define RNIC_IB_EV_PKEY         (1u << 3)
 #define RNIC_IB_EV_SM           (1u << 4)
+#define RNIC_IB_EV_TRAP         (1u << 5)
 
 typedef struct RnicIbPort {
     uint8_t state;              /* enum rnic_port_state */
@@ -420,6 +421,13 @@ typedef struct RnicIbPort {
     /* VLArbitrationTable blocks 1..4: low 1-32, low 33-64, high 1-32, ... */
     uint8_t vlarb[4][RNIC_IB_VLARB_ENTRIES * 2];
     uint32_t events;            /* RNIC_IB_EV_*, posted by the bottom half */
+    /* What the host set with LOCAL SubnSets (RNIC_MAD_IFC_LOCAL). */
+    uint32_t cap_host;          /* RNIC_SMA_CAP_HOST bits */
+    uint8_t node_desc[RNIC_SMP_DATA_LEN];
+    /* Notices for the SM, oldest first, until the driver takes them. */
+    uint8_t traps[RNIC_SMA_TRAPS][RNIC_SMP_DATA_LEN];
+    uint8_t ntraps;
+    uint32_t trap_tid;          /* the last trap's TransactionID */
 } RnicIbPort;
 
 struct RnicState {
@@ -613,6 +621,9 @@ void rnic_ib_link_changed(RnicState *s, bool up);
 void rnic_ib_post_events(RnicState *s); /* bottom half: port events */
 void rnic_ib_port_attr(RnicState *s, struct rnic_port_attr *a);
 void rnic_ib_port_gid(RnicState *s, uint8_t gid[16]);
+/* Trap 257 for a GSI packet whose P_Key the port refused. */
+void rnic_ib_trap_bad_pkey(RnicState *s, uint16_t slid, uint8_t sl,
+                           uint32_t src_qp, uint16_t pkey);
 
 /* rnic-inject.c: hooks where the armed faults take effect. */
 void rnic_inject_init(RnicState *s);    /* realize */
