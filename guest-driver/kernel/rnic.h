@@ -153,6 +153,7 @@ struct rnic_dev {
 	bool ib;			/* link-layer=infiniband (rnic_ib.c) */
 	unsigned long ib_events;	/* IB port events for link_work */
 	u32 ib_cap_set;			/* port capabilities the stack set */
+	struct ib_mad_agent *trap_agent; /* sends the SMA's traps from QP0 */
 
 	int nvec;
 	struct rnic_eq async_eq;
@@ -396,6 +397,8 @@ int rnic_ib_query_pkey(struct rnic_dev *dev, u16 index, u16 *pkey);
 void rnic_ib_set_ops(struct rnic_dev *dev);
 void rnic_ib_port_event(struct rnic_dev *dev, u8 eqe_type);
 void rnic_ib_dispatch_events(struct rnic_dev *dev);
+int rnic_ib_start(struct rnic_dev *dev);
+void rnic_ib_stop(struct rnic_dev *dev);
 int rnic_ib_ah_to_av(const struct rdma_ah_attr *ah, struct rnic_av *av);
 void rnic_ib_av_to_ah(const struct rnic_av *av, struct rdma_ah_attr *ah);
 

@@ -275,7 +275,11 @@ int rnic_cmd_mad_ifc(struct rnic_dev *dev, u8 flags, u16 slid,
 	cmd.u.mad_ifc.slid = cpu_to_le16(slid);
 
 	mutex_lock(&q->lock);
-	memcpy(q->out, in, RNIC_MAD_SIZE);
+	/* RNIC_MAD_IFC_TRAP has no MAD in. */
+	if (in)
+		memcpy(q->out, in, RNIC_MAD_SIZE);
+	else
+		memset(q->out, 0, RNIC_MAD_SIZE);
 	memset(q->out + RNIC_MAD_SIZE, 0, RNIC_MAD_SIZE);
 	err = rnic_cmd_exec_locked(dev, &cmd, &resp);
 	if (!err) {

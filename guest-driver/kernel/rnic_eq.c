@@ -154,6 +154,7 @@ static void rnic_handle_eqe(struct rnic_dev *dev, const struct rnic_eqe *eqe)
 	case RNIC_EQE_LID_CHANGE:
 	case RNIC_EQE_PKEY_CHANGE:
 	case RNIC_EQE_SM_CHANGE:
+	case RNIC_EQE_SMA_TRAP:
 		rnic_ib_port_event(dev, eqe->type);
 		break;
 	case RNIC_EQE_PORT_ACTIVE:

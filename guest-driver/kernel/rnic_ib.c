@@ -9,7 +9,9 @@
  * its firmware's, passes the SMPs and PerfMgt MADs the MAD layer
  * receives to the same agents (all but SMInfo, which belongs to the SM),
  * and turns the port events the device
- * posts into ib_events.
+ * posts into ib_events.  What the host owns, the node description and
+ * the capability bits its software sets, it gives the SMA with LOCAL
+ * Sets; the traps the SMA makes for the SM it sends from QP0.
  */
 
 #include <rdma/ib_mad.h>
@@ -25,7 +27,12 @@
 #define RNIC_PI_SUBNET_TIMEOUT	51	/* low 5 bits */
 #define RNIC_PI_INIT_TYPE_REPLY	41	/* high 4 bits */
 
+#define RNIC_PI_CAP_MASK	20
+
 #define RNIC_IB_PKEYS		32	/* one P_KeyTable block */
+
+/* dev->ib_events: beside the ib_event_type bits, traps to send. */
+#define RNIC_IB_TRAP_PENDING	(BITS_PER_LONG - 1)
 
 static u16 rnic_be16_at(const u8 *p)
 {
@@ -65,6 +72,56 @@ out:
 	kfree(in);
 	kfree(out);
 	return err;
+}
+
+/* A LOCAL SubnSet: what the host owns, given to the SMA. */
+static int rnic_ib_local_set(struct rnic_dev *dev, __be16 attr_id,
+			     const u8 data[IB_SMP_DATA_SIZE])
+{
+	struct ib_smp *in, *out;
+	bool reply = false;
+	int err;
+
+	in = kzalloc(sizeof(*in), GFP_KERNEL);
+	out = kzalloc(sizeof(*out), GFP_KERNEL);
+	if (!in || !out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	in->base_version = IB_MGMT_BASE_VERSION;
+	in->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	in->class_version = 1;
+	in->method = IB_MGMT_METHOD_SET;
+	in->attr_id = attr_id;
+	in->attr_mod = cpu_to_be32(attr_id == IB_SMP_ATTR_PORT_INFO ?
+				   RNIC_PORT : 0);
+	memcpy(in->data, data, IB_SMP_DATA_SIZE);
+	err = rnic_cmd_mad_ifc(dev, RNIC_MAD_IFC_LOCAL, 0, in, out, &reply);
+	if (!err && (!reply || out->status))
+		err = -EINVAL;
+out:
+	kfree(in);
+	kfree(out);
+	return err;
+}
+
+static int rnic_ib_push_node_desc(struct rnic_dev *dev)
+{
+	u8 d[IB_SMP_DATA_SIZE] = {};
+
+	BUILD_BUG_ON(IB_DEVICE_NODE_DESC_MAX != IB_SMP_DATA_SIZE);
+	memcpy(d, dev->ibdev.node_desc, IB_DEVICE_NODE_DESC_MAX);
+	return rnic_ib_local_set(dev, IB_SMP_ATTR_NODE_DESC, d);
+}
+
+/* The capability bits the stack set that the SM reads in PortInfo. */
+static int rnic_ib_push_cap_mask(struct rnic_dev *dev, u32 cap)
+{
+	u8 d[IB_SMP_DATA_SIZE] = {};
+	__be32 v = cpu_to_be32(cap & RNIC_SMA_CAP_HOST);
+
+	memcpy(d + RNIC_PI_CAP_MASK, &v, sizeof(v));
+	return rnic_ib_local_set(dev, IB_SMP_ATTR_PORT_INFO, d);
 }
 
 int rnic_ib_query_port(struct rnic_dev *dev, struct ib_port_attr *a)
@@ -150,14 +207,46 @@ static int rnic_ib_modify_port(struct ib_device *ibdev, u32 port, int mask,
 			       struct ib_port_modify *props)
 {
 	struct rnic_dev *dev = to_rdev(ibdev);
+	u32 cap;
+	int err;
 
 	if (mask & (IB_PORT_SHUTDOWN | IB_PORT_INIT_TYPE))
 		return -EOPNOTSUPP;
 	mutex_lock(&dev->link_lock);
-	dev->ib_cap_set = (dev->ib_cap_set | props->set_port_cap_mask) &
-			  ~props->clr_port_cap_mask;
+	cap = (dev->ib_cap_set | props->set_port_cap_mask) &
+	      ~props->clr_port_cap_mask;
+	/* The SMA reports them, and traps the change (144) to the SM. */
+	err = rnic_ib_push_cap_mask(dev, cap);
+	if (!err)
+		dev->ib_cap_set = cap;
 	mutex_unlock(&dev->link_lock);
-	return 0;
+	return err;
+}
+
+/*
+ * Writing /sys/class/infiniband/<dev>/node_desc: the SMA answers the
+ * fabric's NodeDescription with it, and tells the SM (trap 144), whose
+ * records then show it.
+ */
+static int rnic_ib_modify_device(struct ib_device *ibdev, int mask,
+				 struct ib_device_modify *props)
+{
+	struct rnic_dev *dev = to_rdev(ibdev);
+	char old[IB_DEVICE_NODE_DESC_MAX];
+	int err;
+
+	if (mask & ~IB_DEVICE_MODIFY_NODE_DESC)
+		return -EOPNOTSUPP;
+	if (!(mask & IB_DEVICE_MODIFY_NODE_DESC))
+		return 0;
+	mutex_lock(&dev->link_lock);
+	memcpy(old, ibdev->node_desc, sizeof(old));
+	memcpy(ibdev->node_desc, props->node_desc, IB_DEVICE_NODE_DESC_MAX);
+	err = rnic_ib_push_node_desc(dev);
+	if (err)
+		memcpy(ibdev->node_desc, old, sizeof(old));
+	mutex_unlock(&dev->link_lock);
+	return err;
 }
 
 /*
@@ -205,6 +294,7 @@ static int rnic_ib_process_mad(struct ib_device *ibdev, int mad_flags,
 }
 
 static const struct ib_device_ops rnic_ib_ops = {
+	.modify_device = rnic_ib_modify_device,
 	.modify_port = rnic_ib_modify_port,
 	.process_mad = rnic_ib_process_mad,
 };
@@ -238,11 +328,111 @@ void rnic_ib_port_event(struct rnic_dev *dev, u8 eqe_type)
 	case RNIC_EQE_SM_CHANGE:
 		bit = IB_EVENT_SM_CHANGE;
 		break;
+	case RNIC_EQE_SMA_TRAP:
+		bit = RNIC_IB_TRAP_PENDING;
+		break;
 	default:
 		return;
 	}
 	set_bit(bit, &dev->ib_events);
 	schedule_work(&dev->link_work);
+}
+
+static void rnic_ib_trap_sent(struct ib_mad_agent *agent,
+			      struct ib_mad_send_wc *wc)
+{
+	rdma_destroy_ah(wc->send_buf->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	ib_free_send_mad(wc->send_buf);
+}
+
+/* One SubnTrap from QP0 to the SM's LID, at its SL; sent once. */
+static void rnic_ib_send_trap(struct rnic_dev *dev, const struct ib_mad *mad,
+			      u16 sm_lid, u8 sm_sl)
+{
+	struct ib_mad_agent *agent = dev->trap_agent;
+	struct rdma_ah_attr attr = {};
+	struct ib_mad_send_buf *buf;
+	struct ib_ah *ah;
+
+	attr.type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_port_num(&attr, RNIC_PORT);
+	rdma_ah_set_dlid(&attr, sm_lid);
+	rdma_ah_set_sl(&attr, sm_sl);
+	ah = rdma_create_ah(agent->qp->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah))
+		goto fail;
+	buf = ib_create_send_mad(agent, 0, 0, 0, IB_MGMT_MAD_HDR,
+				 IB_MGMT_MAD_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	if (IS_ERR(buf)) {
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		goto fail;
+	}
+	memcpy(buf->mad, mad, sizeof(*mad));
+	buf->ah = ah;
+	if (!ib_post_send_mad(buf, NULL))
+		return;
+	ib_free_send_mad(buf);
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+fail:
+	dev_warn_ratelimited(&dev->pdev->dev, "trap %u to the SM not sent\n",
+			     be16_to_cpup((const __be16 *)
+					  (((const struct ib_smp *)mad)->data + 4)));
+}
+
+/*
+ * Every trap the SMA holds, as HCA firmware hands its traps to the
+ * driver: taken with MAD_IFC, sent to where PortInfo says the SM is.
+ */
+static void rnic_ib_send_traps(struct rnic_dev *dev)
+{
+	struct rnic_port_attr p;
+	struct ib_mad *mad;
+	bool reply;
+
+	mad = kzalloc(sizeof(*mad), GFP_KERNEL);
+	if (!mad)
+		return;
+	while (!rnic_cmd_mad_ifc(dev, RNIC_MAD_IFC_TRAP, 0, NULL, mad,
+				 &reply) && reply) {
+		if (rnic_cmd_query_port(dev, RNIC_PORT, &p))
+			break;
+		if (p.sm_lid)
+			rnic_ib_send_trap(dev, mad, le16_to_cpu(p.sm_lid),
+					  p.sm_sl & 0xf);
+	}
+	kfree(mad);
+}
+
+/*
+ * After ib_register_device(): the MAD layer has its QP0 now.  The SMA
+ * gets the node description the stack gave the device, which it then
+ * reports to the fabric, and the capability bits (none yet after a
+ * reset, which cleared them in the device too).
+ */
+int rnic_ib_start(struct rnic_dev *dev)
+{
+	struct ib_mad_agent *agent;
+	int err;
+
+	err = rnic_ib_push_node_desc(dev);
+	if (!err && dev->ib_cap_set)
+		err = rnic_ib_push_cap_mask(dev, dev->ib_cap_set);
+	if (err)
+		return err;
+	agent = ib_register_mad_agent(&dev->ibdev, RNIC_PORT, IB_QPT_SMI, NULL,
+				      0, rnic_ib_trap_sent, NULL, dev, 0);
+	if (IS_ERR(agent))
+		return PTR_ERR(agent);
+	dev->trap_agent = agent;
+	return 0;
+}
+
+void rnic_ib_stop(struct rnic_dev *dev)
+{
+	if (dev->trap_agent)
+		ib_unregister_mad_agent(dev->trap_agent);
+	dev->trap_agent = NULL;
 }
 
 void rnic_ib_dispatch_events(struct rnic_dev *dev)
@@ -266,6 +456,8 @@ void rnic_ib_dispatch_events(struct rnic_dev *dev)
 		ev.event = order[i];
 		ib_dispatch_event(&ev);
 	}
+	if (test_and_clear_bit(RNIC_IB_TRAP_PENDING, &dev->ib_events))
+		rnic_ib_send_traps(dev);
 }
 
 /* A path or AH of an IB port: by LID, with a GRH only when asked. */

@@ -1419,7 +1419,8 @@ int rnic_ib_register(struct rnic_dev *dev)
 	/* An IB HCA's node GUID is the one its SMA reports. */
 	if (dev->ib)
 		ibdev->node_guid = cpu_to_be64(le64_to_cpu(dev->hw.node_guid));
-	strscpy(ibdev->node_desc, "rnic RoCEv2 RNIC", sizeof(ibdev->node_desc));
+	strscpy(ibdev->node_desc, dev->ib ? "rnic InfiniBand HCA" :
+		"rnic RoCEv2 RNIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &rnic_dev_ops);
 	if (dev->ib)
 		rnic_ib_set_ops(dev);
@@ -1433,6 +1434,13 @@ int rnic_ib_register(struct rnic_dev *dev)
 		dev_err(&dev->pdev->dev, "ib_register_device failed: %d\n",
 			err);
 		return err;
+	}
+	if (dev->ib) {
+		err = rnic_ib_start(dev);
+		if (err) {
+			ib_unregister_device(ibdev);
+			return err;
+		}
 	}
 	mutex_lock(&dev->link_lock);
 	dev->ib_registered = true;
@@ -1487,5 +1495,7 @@ void rnic_ib_unregister(struct rnic_dev *dev)
 	dev->ib_registered = false;
 	mutex_unlock(&dev->link_lock);
 	rnic_flush_user_qps(dev);
+	if (dev->ib)
+		rnic_ib_stop(dev);
 	ib_unregister_device(&dev->ibdev);
 }
