@@ -12,7 +12,10 @@
 # (ib_ipoib, which joins the SM's broadcast group): ping and a 16 MiB TCP
 # transfer checked by SHA-256, and the RDMA CM over IPoIB addresses
 # (path records from the SA): rping -V, ucmatose, ib_send_bw -R, and NVMe over Fabrics (nvmet-rdma
-# on VM 0, nvme-rdma and fio with crc32c verification on VM 1).
+# on VM 0, nvme-rdma and fio with crc32c verification on VM 1).  The
+# SMA's traps reach opensm: VM 1 renames its node (trap 144, after which
+# the SA has the new name), and, with opensm restarted to protect every
+# port with an M_Key, a query without the key is refused (trap 256).
 # vmlaunch: -n 2 --rnic --fabric ib --timeout 900
 set -u
 . rnic-test-lib rnic-ib
@@ -68,6 +71,43 @@ print(len(data), hashlib.sha256(data).hexdigest()[:32])
 PY
 }
 
+RENAMED="rnic-ib vm1 renamed"
+MKEY=0x00000000c0ffee01
+
+# opensm again, now protecting every port with an M_Key (protection
+# level 2: even a Get needs the key).  VM 1's port takes the key from the
+# SM; a query without it goes unanswered, and VM 1's SMA tells the SM of
+# it with trap 256, which opensm logs; with the key, the query works.
+mkey_run() {
+    local peer=$1 guid i
+    pkill -x opensm
+    for i in $(seq 1 50); do pgrep -x opensm >/dev/null || break; sleep 0.2; done
+    printf 'm_key %s\nm_key_protection_level 2\nm_key_lease_period 0\n' \
+        "$MKEY" >/tmp/opensm-mkey.conf
+    guid=$(tr -d : <"/sys/class/infiniband/$dev/node_guid")
+    opensm -B -g "0x$guid" -F /tmp/opensm-mkey.conf -f /var/log/opensm.log \
+        >/dev/null 2>&1 || fail "opensm with an M_Key did not start"
+    for i in $(seq 1 120); do
+        timeout 30 smpquery -y "$MKEY" portinfo "$peer" 1 >"$out" 2>&1 &&
+            grep -q "^ProtectBits:\.*2$" "$out" && break
+        sleep 1
+    done
+    grep -q "^ProtectBits:\.*2$" "$out" || { cat "$out"; fail "the SM set no M_Key on LID $peer"; }
+    timeout 60 smpquery portinfo "$peer" 1 >"$out" 2>&1 &&
+        { cat "$out"; fail "LID $peer answered a Get without its M_Key"; }
+    for i in $(seq 1 30); do
+        grep -aEq "num:256 .*from LID:$peer " /var/log/opensm.log && break
+        sleep 1
+    done
+    grep -aEq "num:256 .*from LID:$peer " /var/log/opensm.log ||
+        fail "opensm logged no trap 256 from LID $peer"
+    timeout 30 smpquery -y "$MKEY" portinfo "$peer" 1 >"$out" 2>&1 ||
+        { cat "$out"; fail "smpquery with the M_Key"; }
+    grep -q "^MkeyViolations:\.*[1-9]" "$out" || { cat "$out"; fail "no M_Key violation counted"; }
+    log "M_Key: opensm protected LID $peer; a Get without the key was refused and trapped (256)"
+    log "opensm: $(grep -a -m1 -oE 'Received Generic Notice.*num:256 .*' /var/log/opensm.log)"
+}
+
 [ "$(cat "$port/link_layer")" = InfiniBand ] || fail "$dev is not InfiniBand"
 
 case $(role) in
@@ -114,6 +154,20 @@ server)
     [ "$nodes" = 2 ] || { cat "$out"; fail "saquery: $nodes node records"; }
     log "saquery: 2 node records"
 
+    # VM 1's new node description reaches the SM by trap 144, which makes
+    # opensm read it again: its SA's node record shows it.
+    signal_wait 11 120 >/dev/null || fail "VM 1 did not rename its node"
+    for _ in $(seq 1 60); do
+        timeout 30 saquery NodeRecord "$peer" 2>/dev/null | grep -q "$RENAMED" && break
+        sleep 1
+    done
+    timeout 30 saquery NodeRecord "$peer" >"$out" 2>&1
+    grep -q "$RENAMED" "$out" || { cat "$out"; fail "the SA never saw VM 1's node description"; }
+    grep -aEq "num:144 .*from LID:$peer " /var/log/opensm.log ||
+        fail "opensm logged no trap 144 from LID $peer"
+    log "trap 144: opensm re-read VM 1's node description, '$RENAMED'"
+    log "opensm: $(grep -a -m1 -oE 'Received Generic Notice.*num:144 .*' /var/log/opensm.log)"
+
     timeout 300 ibv_rc_pingpong -d "$dev" -p "$(test_port 1)" -c -n 200 -s 4096 \
         >"$out" 2>&1 || { cat "$out"; fail "ibv_rc_pingpong server"; }
     grep -q "invalid data" "$out" && { cat "$out"; fail "rc: data did not verify"; }
@@ -138,6 +192,8 @@ server)
     signal_send 1 8 ready 300 || fail "VM 1 did not hear"
     signal_wait 4 800 >/dev/null || fail "VM 1 did not finish"
     rnic-nvmet down
+    mkey_run "$peer"
+    signal_send 1 12 done 300 || fail "VM 1 did not hear"
     ;;
 client)
     ib_wait_active || fail "port not ACTIVE after 240 s"
@@ -145,6 +201,12 @@ client)
     [ "$lid" -gt 0 ] || fail "ACTIVE without a LID"
     log "ACTIVE, LID $lid, SM LID $(($(cat "$port/sm_lid")))"
     signal_send 0 1 "$lid" || fail "VM 0 did not hear"
+    # What rdma-ndd does with a host name: sysfs, to the driver, to the SMA.
+    printf '%s' "$RENAMED" >"/sys/class/infiniband/$dev/node_desc" ||
+        fail "node_desc not writable"
+    [ "$(cat "/sys/class/infiniband/$dev/node_desc")" = "$RENAMED" ] ||
+        fail "node_desc did not take"
+    signal_send 0 11 renamed || fail "VM 0 did not hear"
 
     rnic-retry 60 2 timeout 120 ibv_rc_pingpong -d "$dev" -p "$(test_port 1)" \
         -c -n 200 -s 4096 "$RNIC_VM0_IP4" >"$out" 2>&1 ||
@@ -186,6 +248,8 @@ client)
     rnic-nvme-host "$(ipoib_addr 0)" || { signal_send 0 4 failed; fail "NVMe over Fabrics"; }
     log "NVMe over Fabrics over IB: fio verified, disconnected and connected again"
     signal_send 0 4 done || fail "VM 0 did not hear"
+    # Up until VM 0 is done with this port (the M_Key run).
+    signal_wait 12 600 >/dev/null || fail "VM 0 did not finish"
     ;;
 esac
 for n in ib_rx_dlid_errors ib_rx_pkey_errors; do
