@@ -13,7 +13,8 @@
 # broadcast group the SM put in the switch's multicast table (ping, and
 # rping -V over the RDMA CM).  Last, the SM is restarted while ib_send_bw
 # runs between VM 1 and VM 2: the connection carries on and the new
-# SM's sweep leaves every LID where it was.
+# SM's sweep leaves every LID where it was.  Last, VM 2 powers off: the
+# switch tells the SM with trap 128, and the SM's sweep drops VM 2.
 # vmlaunch: -n 3 --rnic --fabric ib --timeout 1200
 set -u
 . rnic-test-lib rnic-ib-fabric
@@ -47,6 +48,15 @@ wait_swept() {
         sleep 1
     done
     return 1
+}
+
+finish() {
+    local n
+    for n in ib_rx_dlid_errors ib_rx_pkey_errors; do
+        [ "$(counter $n)" = 0 ] || fail "$n is $(counter $n)"
+    done
+    rnic-dmesg-check || fail "kernel warnings or rnic errors"
+    log "all passed on $(hostname)"
 }
 
 [ "$(cat "$port/link_layer")" = InfiniBand ] || fail "$dev is not InfiniBand"
@@ -116,6 +126,26 @@ case $me in
     log "SM restarted: LIDs $* in place, every port Active"
     signal_send 2 5 restarted 600 || fail "VM 2 did not hear"
     signal_wait 6 600 >/dev/null || fail "VM 2 did not finish"
+
+    # VM 2 powers off: its switch port's link goes down, the switch sends
+    # the SM trap 128, and the SM's sweep drops VM 2 from the fabric.
+    for _ in $(seq 1 120); do
+        grep -aEq "num:128 .*from LID:$sw_lid " /var/log/opensm.log && break
+        sleep 1
+    done
+    grep -aEq "num:128 .*from LID:$sw_lid " /var/log/opensm.log ||
+        fail "opensm logged no trap 128 from the switch"
+    log "opensm: $(grep -a -m1 -oE 'Received Generic Notice.*num:128 .*' /var/log/opensm.log)"
+    for _ in $(seq 1 120); do
+        [ "$(timeout 30 saquery -N 2>/dev/null | grep -c NodeRecord)" = 3 ] && break
+        sleep 1
+    done
+    timeout 60 ibnetdiscover >"$out" 2>&1 || { cat "$out"; fail "ibnetdiscover"; }
+    [ "$(grep -c '^Ca' "$out")" = 2 ] || { cat "$out"; fail "VM 2 still in the fabric"; }
+    timeout 30 saquery -N >"$out" 2>&1
+    [ "$(grep -c NodeRecord "$out")" = 3 ] || { cat "$out"; fail "the SA still has VM 2"; }
+    log "trap 128: the SM swept VM 2 out; the switch and two CAs remain"
+    signal_send 1 7 done 600 || fail "VM 1 did not hear"
     ;;
 1)
     ib_wait_active 300 || fail "port not ACTIVE after 300 s"
@@ -131,6 +161,8 @@ case $me in
     timeout 300 ib_send_bw -d "$dev" -p "$(test_port 12)" "${SEND_BW_ARGS[@]}" \
         >"$out" 2>&1 || { cat "$out"; fail "ib_send_bw server across the SM restart"; }
     kill %1 2>/dev/null
+    # Up, its link too, until VM 0 has seen VM 2 leave the fabric.
+    signal_wait 7 600 >/dev/null || fail "VM 0 did not finish"
     ;;
 2)
     ib_wait_active 300 || fail "port not ACTIVE after 300 s"
@@ -158,14 +190,16 @@ case $me in
     wait "$waiter" || fail "VM 0 did not restart its SM"
     [ "$(cat "$out.sm")" = restarted ] || fail "VM 0: $(cat "$out.sm")"
     log "ib_send_bw to VM 1 ran 20 s across the SM restart: $(grep -E '^ *65536' "$out" | tr -s ' ')"
+    finish
     signal_send 0 6 done 600 || fail "VM 0 did not hear"
+    # Report now: nothing runs after the power goes, which VM 0 checks.
+    echo "RNIC-EXIT-STATUS=0"
+    sleep 0.2
+    echo o >/proc/sysrq-trigger
+    sleep 60
     ;;
 *)
     fail "a fourth VM has nothing to do here"
     ;;
 esac
-for n in ib_rx_dlid_errors ib_rx_pkey_errors; do
-    [ "$(counter $n)" = 0 ] || fail "$n is $(counter $n)"
-done
-rnic-dmesg-check || fail "kernel warnings or rnic errors"
-log "all passed on $(hostname)"
+finish
