@@ -320,7 +320,8 @@ static uint8_t cmd_query_device(RnicCmdCtx *c)
                               RNIC_DEV_CAP_CLOCK |
                               (s->prop.sq_dbrec ? RNIC_DEV_CAP_SQ_DBREC : 0) |
                               (s->prop.max_mw ? RNIC_DEV_CAP_MW : 0) |
-                              (s->prop.max_flow ? RNIC_DEV_CAP_RAW_PACKET : 0));
+                              (s->prop.max_flow && !s->ib ?
+                               RNIC_DEV_CAP_RAW_PACKET : 0));
     a.max_mr_pages = cpu_to_le32(s->prop.max_mr_pages);
     a.max_host_mem_mb = cpu_to_le32(MIN(s->prop.max_host_mem / MiB,
                                         UINT32_MAX));

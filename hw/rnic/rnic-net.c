@@ -306,7 +306,13 @@ ssize_t rnic_net_receive(NetClientState *nc, const uint8_t *buf, size_t len)
         trace_rnic_pm_frame_dropped(len);
         return len;
     }
-    if (s->ib && rnic_net_is_ib(buf, len)) {
+    if (s->ib) {
+        /* IB frames only: the port has no Ethernet function. */
+        if (!rnic_net_is_ib(buf, len)) {
+            trace_rnic_net_rx_not_ib(len);
+            s->cnt[RNIC_CNT_RX_DROPPED]++;
+            return len;
+        }
         trace_rnic_net_rx_roce(len);
         rnic_net_rx_queue(s, buf, len);
         return len;

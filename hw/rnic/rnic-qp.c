@@ -55,6 +55,11 @@ uint8_t rnic_cmd_create_qp(RnicCmdCtx *c)
         trace_rnic_err_cmd_param(c->op, "raw QP with max-flow=0", 0, 0);
         return RNIC_CMD_ERR_NOT_SUPP;
     }
+    /* Ethernet frames are not what an InfiniBand port carries. */
+    if (q->qp_type == RNIC_QPT_RAW_PACKET && s->ib) {
+        trace_rnic_err_cmd_param(c->op, "raw QP on an InfiniBand port", 0, 0);
+        return RNIC_CMD_ERR_NOT_SUPP;
+    }
     if (flags & ~(RNIC_QP_FLAG_SIG_ALL | RNIC_QP_FLAG_HAS_SRQ |
                   RNIC_QP_FLAG_SQ_DBREC)) {
         return rnic_cmd_err_param(c, "QP flags", flags, RNIC_QP_FLAG_SQ_DBREC);

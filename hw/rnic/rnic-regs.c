@@ -374,6 +374,13 @@ static void wr_net_ctrl(RnicState *s, uint32_t val)
     if (val & ~known) {
         trace_rnic_ub_net_ctrl_bits(val);
     }
+    /* An InfiniBand port has no Ethernet function: IP is IPoIB's. */
+    if (s->ib && (val & (RNIC_NET_CTRL_RX_EN | RNIC_NET_CTRL_TX_EN))) {
+        RNIC_GUEST_ERR(rnic_err_net_ib(val), s,
+                       "NET_CTRL 0x%x: no Ethernet function on an "
+                       "InfiniBand port", val);
+        val = 0;
+    }
     s->net_ctrl = val & known;
     if (s->net_ctrl & RNIC_NET_CTRL_TX_EN) {
         rnic_schedule(s);

@@ -1018,8 +1018,8 @@ static void test_ib_drops(void *obj, void *data, QGuestAllocator *alloc)
 
     g_assert_false(qrnic_cq_poll(t.e.r, &t.e.cq, &cqe));
     g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 0);
-    /* The RoCE frame went to the Ethernet function, not the transport. */
-    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_DROPPED), ==, 9);
+    /* The RoCE frame was dropped: an IB port has no Ethernet function. */
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_DROPPED), ==, 10);
 
     /* And a good packet still gets through. */
     ib_send(&t, &f);
@@ -1027,6 +1027,49 @@ static void test_ib_drops(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x901);
     g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
     g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 1);
+}
+
+/*
+ * An InfiniBand port has no Ethernet function: no raw packet QPs, the
+ * netdev's rings cannot be enabled (a guest error), and a frame that is
+ * not IB, even one to the device's MAC, is dropped and counted.
+ */
+static void test_ib_no_eth(void *obj, void *data, QGuestAllocator *alloc)
+{
+    static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x66 };
+    struct rnic_device_attr da;
+    uint8_t frame[64] = { 0 };
+    uint64_t errs, drops;
+    QRnicQp qp;
+    IbEnv t;
+
+    ib_data_env(&t, obj, data, true);
+    g_assert_cmpuint(qrnic_query_device(t.e.r, &da), ==, RNIC_CMD_OK);
+    g_assert_cmphex(le32_to_cpu(da.cap_flags) & RNIC_DEV_CAP_RAW_PACKET, ==,
+                    0);
+    g_assert_cmpuint(qrnic_create_qp(t.e.r, &qp, RNIC_QPT_RAW_PACKET,
+                                     t.e.pdn, t.e.cq.cqn, t.e.cq.cqn, 4, 5),
+                     ==, RNIC_CMD_ERR_NOT_SUPP);
+
+    errs = qrnic_counter(t.e.r, RNIC_CNT_GUEST_ERR);
+    qrnic_writel(t.e.r, RNIC_REG_NET_CTRL, RNIC_NET_CTRL_RX_EN |
+                 RNIC_NET_CTRL_TX_EN | RNIC_NET_CTRL_PROMISC);
+    g_assert_cmphex(qrnic_readl(t.e.r, RNIC_REG_NET_CTRL), ==, 0);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_GUEST_ERR), ==, errs + 1);
+    /* Filters alone are no Ethernet function, and no error. */
+    qrnic_writel(t.e.r, RNIC_REG_NET_CTRL, RNIC_NET_CTRL_PROMISC);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_GUEST_ERR), ==, errs + 1);
+
+    /* An IPv4 frame to our MAC: the port is IB, it goes nowhere. */
+    drops = qrnic_counter(t.e.r, RNIC_CNT_RX_DROPPED);
+    memcpy(frame, mac, 6);
+    memcpy(frame + 6, "\x02\x00\x00\x00\x00\x01", 6);
+    stw_be_p(frame + 12, 0x0800);
+    rt_sock_send(t.e.fd, frame, sizeof(frame));
+    qrnic_settle(t.e.r);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_DROPPED), ==, drops + 1);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_ETH_RX_DROPPED), ==, 0);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 0);
 }
 
 /*
@@ -1409,6 +1452,7 @@ static void register_rnic_ib_test(void)
     rt_add_opts("ib-ud-lid", test_ud_lid, GUID_OPTS);
     rt_add_opts("ib-drops", test_ib_drops, GUID_OPTS);
     rt_add_opts("ib-rc-lid", test_rc_lid, GUID_OPTS);
+    rt_add_opts("ib-no-eth", test_ib_no_eth, GUID_OPTS);
     rt_add_opts("ib-av-errors", test_ib_av_errors, GUID_OPTS);
     rt_add("ib-av-on-eth", test_ib_av_on_eth);
     rt_add_opts("ib-smi", test_smi, GUID_OPTS);
