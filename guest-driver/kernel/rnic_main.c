@@ -149,7 +149,8 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = rnic_eqs_init(dev);
 	if (err)
 		goto err_cmdq;
-	err = rnic_net_init(dev);
+	/* An InfiniBand port has no Ethernet function: IPoIB is its IP. */
+	err = dev->ib ? 0 : rnic_net_init(dev);
 	if (err)
 		goto err_eqs;
 	err = rnic_ib_register(dev);

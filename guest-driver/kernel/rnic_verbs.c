@@ -1398,27 +1398,30 @@ static const struct ib_device_ops rnic_dev_ops = {
 int rnic_ib_register(struct rnic_dev *dev)
 {
 	struct ib_device *ibdev = &dev->ibdev;
-	const u8 *mac = dev->ndev->dev_addr;
-	u8 guid[8];
 	int err;
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = dev->num_ceqs;
 	ibdev->dev.parent = &dev->pdev->dev;
-	/* EUI-64 from the MAC. */
-	guid[0] = mac[0] ^ 2;
-	guid[1] = mac[1];
-	guid[2] = mac[2];
-	guid[3] = 0xff;
-	guid[4] = 0xfe;
-	guid[5] = mac[3];
-	guid[6] = mac[4];
-	guid[7] = mac[5];
-	memcpy(&ibdev->node_guid, guid, sizeof(guid));
-	/* An IB HCA's node GUID is the one its SMA reports. */
-	if (dev->ib)
+	if (dev->ib) {
+		/* An IB HCA's node GUID is the one its SMA reports. */
 		ibdev->node_guid = cpu_to_be64(le64_to_cpu(dev->hw.node_guid));
+	} else {
+		const u8 *mac = dev->ndev->dev_addr;
+		u8 guid[8];
+
+		/* EUI-64 from the MAC. */
+		guid[0] = mac[0] ^ 2;
+		guid[1] = mac[1];
+		guid[2] = mac[2];
+		guid[3] = 0xff;
+		guid[4] = 0xfe;
+		guid[5] = mac[3];
+		guid[6] = mac[4];
+		guid[7] = mac[5];
+		memcpy(&ibdev->node_guid, guid, sizeof(guid));
+	}
 	strscpy(ibdev->node_desc, dev->ib ? "rnic InfiniBand HCA" :
 		"rnic RoCEv2 RNIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &rnic_dev_ops);

@@ -109,6 +109,13 @@ mkey_run() {
 }
 
 [ "$(cat "$port/link_layer")" = InfiniBand ] || fail "$dev is not InfiniBand"
+# No Ethernet function: the PCI function's only net devices are IPoIB's
+# (ARPHRD_INFINIBAND, 32), as on an IB HCA.
+for n in /sys/class/infiniband/"$dev"/device/net/*; do
+    [ -e "$n" ] || continue
+    [ "$(cat "$n/type")" = 32 ] ||
+        fail "the InfiniBand rnic has a non-IB interface ${n##*/}, type $(cat "$n/type")"
+done
 
 case $(role) in
 server)
