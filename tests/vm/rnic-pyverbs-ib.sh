@@ -31,13 +31,7 @@ server)
     ib_wait_active || fail "port not ACTIVE after 240 s of opensm"
     log "ACTIVE, LID $(ib_lid), SM LID $(($(cat "$ib_port/sm_lid")))"
     # The RDMA CM tests take the address of the first netdev of the HCA's
-    # PCI function.  On an HCA that is IPoIB's ib0, but rnic registers its
-    # Ethernet function's netdev beside it, one without an RDMA device on
-    # an IB port (docs/infiniband.md): in a namespace of its own it is out
-    # of the suite's sight.
-    ip netns add rnic-eth || fail "ip netns add"
-    ip link set "$RNIC_RNIC_NETDEV" netns rnic-eth ||
-        fail "moving $RNIC_RNIC_NETDEV out of the way"
+    # PCI function: with no Ethernet function on an IB port, IPoIB's ib0.
     ipoib_up
     mountpoint -q /dev/shm || mount -t tmpfs -o size=256m tmpfs /dev/shm
     # 2 MiB huge pages for the huge-page MR tests.
