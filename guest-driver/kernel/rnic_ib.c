@@ -40,12 +40,15 @@ static u16 rnic_be16_at(const u8 *p)
 }
 
 /*
- * A SubnGet of one attribute of the local port, answered by the SMA
- * without M_Key checks (the driver's own query, as mlx4's are).
+ * One SMP of the driver's own to the local SMA: a SubnGet without M_Key
+ * checks (its queries, as mlx4's are), or a LOCAL SubnSet of what the
+ * host owns.  @data is the attribute in, and the answer's out.
  */
-static int rnic_ib_get(struct rnic_dev *dev, __be16 attr_id, u32 attr_mod,
-		       u8 data[IB_SMP_DATA_SIZE])
+static int rnic_ib_smp(struct rnic_dev *dev, u8 method, __be16 attr_id,
+		       u32 attr_mod, u8 data[IB_SMP_DATA_SIZE])
 {
+	u8 flags = method == IB_MGMT_METHOD_SET ? RNIC_MAD_IFC_LOCAL :
+		   RNIC_MAD_IFC_QP0 | RNIC_MAD_IFC_IGNORE_MKEY;
 	struct ib_smp *in, *out;
 	bool reply = false;
 	int err;
@@ -59,13 +62,14 @@ static int rnic_ib_get(struct rnic_dev *dev, __be16 attr_id, u32 attr_mod,
 	in->base_version = IB_MGMT_BASE_VERSION;
 	in->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
 	in->class_version = 1;
-	in->method = IB_MGMT_METHOD_GET;
+	in->method = method;
 	in->attr_id = attr_id;		/* IB_SMP_ATTR_* are big-endian */
 	in->attr_mod = cpu_to_be32(attr_mod);
-	err = rnic_cmd_mad_ifc(dev, RNIC_MAD_IFC_QP0 | RNIC_MAD_IFC_IGNORE_MKEY,
-			       0, in, out, &reply);
+	memcpy(in->data, data, IB_SMP_DATA_SIZE);
+	err = rnic_cmd_mad_ifc(dev, flags, 0, in, out, &reply);
+	/* A refused Set is the host's bad value; a failed Get, the device's. */
 	if (!err && (!reply || out->status))
-		err = -EIO;
+		err = method == IB_MGMT_METHOD_SET ? -EINVAL : -EIO;
 	if (!err)
 		memcpy(data, out->data, IB_SMP_DATA_SIZE);
 out:
@@ -74,35 +78,11 @@ out:
 	return err;
 }
 
-/* A LOCAL SubnSet: what the host owns, given to the SMA. */
-static int rnic_ib_local_set(struct rnic_dev *dev, __be16 attr_id,
-			     const u8 data[IB_SMP_DATA_SIZE])
+static int rnic_ib_get(struct rnic_dev *dev, __be16 attr_id, u32 attr_mod,
+		       u8 data[IB_SMP_DATA_SIZE])
 {
-	struct ib_smp *in, *out;
-	bool reply = false;
-	int err;
-
-	in = kzalloc(sizeof(*in), GFP_KERNEL);
-	out = kzalloc(sizeof(*out), GFP_KERNEL);
-	if (!in || !out) {
-		err = -ENOMEM;
-		goto out;
-	}
-	in->base_version = IB_MGMT_BASE_VERSION;
-	in->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
-	in->class_version = 1;
-	in->method = IB_MGMT_METHOD_SET;
-	in->attr_id = attr_id;
-	in->attr_mod = cpu_to_be32(attr_id == IB_SMP_ATTR_PORT_INFO ?
-				   RNIC_PORT : 0);
-	memcpy(in->data, data, IB_SMP_DATA_SIZE);
-	err = rnic_cmd_mad_ifc(dev, RNIC_MAD_IFC_LOCAL, 0, in, out, &reply);
-	if (!err && (!reply || out->status))
-		err = -EINVAL;
-out:
-	kfree(in);
-	kfree(out);
-	return err;
+	memset(data, 0, IB_SMP_DATA_SIZE);
+	return rnic_ib_smp(dev, IB_MGMT_METHOD_GET, attr_id, attr_mod, data);
 }
 
 static int rnic_ib_push_node_desc(struct rnic_dev *dev)
@@ -111,7 +91,7 @@ static int rnic_ib_push_node_desc(struct rnic_dev *dev)
 
 	BUILD_BUG_ON(IB_DEVICE_NODE_DESC_MAX != IB_SMP_DATA_SIZE);
 	memcpy(d, dev->ibdev.node_desc, IB_DEVICE_NODE_DESC_MAX);
-	return rnic_ib_local_set(dev, IB_SMP_ATTR_NODE_DESC, d);
+	return rnic_ib_smp(dev, IB_MGMT_METHOD_SET, IB_SMP_ATTR_NODE_DESC, 0, d);
 }
 
 /* The capability bits the stack set that the SM reads in PortInfo. */
@@ -121,7 +101,8 @@ static int rnic_ib_push_cap_mask(struct rnic_dev *dev, u32 cap)
 	__be32 v = cpu_to_be32(cap & RNIC_SMA_CAP_HOST);
 
 	memcpy(d + RNIC_PI_CAP_MASK, &v, sizeof(v));
-	return rnic_ib_local_set(dev, IB_SMP_ATTR_PORT_INFO, d);
+	return rnic_ib_smp(dev, IB_MGMT_METHOD_SET, IB_SMP_ATTR_PORT_INFO,
+			   RNIC_PORT, d);
 }
 
 int rnic_ib_query_port(struct rnic_dev *dev, struct ib_port_attr *a)
