@@ -137,6 +137,20 @@ uint16_t ibt_port_info_set(IbEnv *t, uint16_t lid, uint16_t sm_lid,
     return lduw_be_p(r->b + M_STATUS);
 }
 
+void ibt_set_mkey(IbEnv *t, uint64_t key, uint8_t prot, Mad *r)
+{
+    Mad m, cur;
+
+    ibt_port_info(t, &cur);
+    ibt_mad_init(&m, CLASS_LID, SET, A_PORT_INFO, 1);
+    memcpy(m.b + M_DATA, cur.b + M_DATA, 64);
+    stq_be_p(m.b + M_DATA + PI_MKEY, key);
+    m.b[M_DATA + PI_PROT_LMC] = prot << 6;
+    m.b[M_DATA + PI_STATE] = 0;
+    g_assert_true(ibt_mad_ifc(t, &m, r));
+    ibt_assert_resp(r, 0);
+}
+
 bool ibt_take_trap(IbEnv *t, Mad *r)
 {
     Mad none = { 0 };

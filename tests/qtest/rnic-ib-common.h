@@ -99,6 +99,11 @@ void ibt_port_info(IbEnv *t, Mad *r);
 /* A PortInfo Set from the current values with @edit applied. */
 uint16_t ibt_port_info_set(IbEnv *t, uint16_t lid, uint16_t sm_lid,
                            uint8_t lmc, uint8_t state, Mad *r);
+/*
+ * A PortInfo Set of the current values with M_Key @key and protection
+ * bits @prot, from a port whose M_Key is not yet set; the answer in @r.
+ */
+void ibt_set_mkey(IbEnv *t, uint64_t key, uint8_t prot, Mad *r);
 /* MAD_IFC with RNIC_MAD_IFC_TRAP: true and the trap in @r if one waited. */
 bool ibt_take_trap(IbEnv *t, Mad *r);
 /* A taken trap's header and Notice: SubnTrap(Notice), generic @type. */

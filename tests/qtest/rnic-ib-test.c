@@ -267,18 +267,11 @@ static void test_link(void *obj, void *data, QGuestAllocator *alloc)
 static void test_mkey(void *obj, void *data, QGuestAllocator *alloc)
 {
     IbEnv t;
-    Mad m, r, cur;
+    Mad m, r;
     bool reply;
 
     ibt_ib_env(&t, obj, data);
-    ibt_port_info(&t, &cur);
-    ibt_mad_init(&m, CLASS_LID, SET, A_PORT_INFO, 1);
-    memcpy(m.b + M_DATA, cur.b + M_DATA, 64);
-    stq_be_p(m.b + M_DATA + PI_MKEY, 0xfeedull);
-    m.b[M_DATA + PI_PROT_LMC] = 2 << 6;
-    m.b[M_DATA + PI_STATE] = 0;
-    g_assert_true(ibt_mad_ifc(&t, &m, &r));
-    ibt_assert_resp(&r, 0);
+    ibt_set_mkey(&t, 0xfeedull, 2, &r);
     g_assert_cmphex(ldq_be_p(r.b + M_DATA + PI_MKEY), ==, 0xfeed);
 
     /* Protection 2: a Get without the key is dropped and counted. */

@@ -42,21 +42,6 @@ static void trap_env(IbEnv *t, void *obj, void *data)
     ibt_expect_no_eqe(t);
 }
 
-/* PortInfo Set of the current values with M_Key @key, protection @prot. */
-static void set_mkey(IbEnv *t, uint64_t key, uint8_t prot)
-{
-    Mad m, cur, r;
-
-    ibt_port_info(t, &cur);
-    ibt_mad_init(&m, CLASS_LID, SET, A_PORT_INFO, 1);
-    memcpy(m.b + M_DATA, cur.b + M_DATA, 64);
-    stq_be_p(m.b + M_DATA + PI_MKEY, key);
-    m.b[M_DATA + PI_PROT_LMC] = prot << 6;
-    m.b[M_DATA + PI_STATE] = 0;
-    g_assert_true(ibt_mad_ifc(t, &m, &r));
-    ibt_assert_resp(&r, 0);
-}
-
 /* A LOCAL Set: the host's own, as the driver makes it. */
 static bool local_set(IbEnv *t, const Mad *m, Mad *r)
 {
@@ -101,7 +86,7 @@ static void test_trap_mkey(void *obj, void *data, QGuestAllocator *alloc)
 
     trap_env(&t, obj, data);
     g_assert_false(ibt_take_trap(&t, &r));
-    set_mkey(&t, MKEY, 2);
+    ibt_set_mkey(&t, MKEY, 2, &r);
 
     ibt_mad_init(&m, CLASS_LID, SET, A_PKEY, 0);
     stq_be_p(m.b + M_MKEY, 0x1234);
@@ -168,7 +153,7 @@ static void test_trap_queue(void *obj, void *data, QGuestAllocator *alloc)
 
     ibt_ib_env(&t, obj, data);
     ibt_port_info(&t, &cur);
-    set_mkey(&t, MKEY, 2);
+    ibt_set_mkey(&t, MKEY, 2, &r);
     ibt_mad_init(&m, CLASS_LID, SET, A_PKEY, 0);
     g_assert_false(ibt_mad_ifc(&t, &m, &r));
     ibt_expect_no_eqe(&t);
