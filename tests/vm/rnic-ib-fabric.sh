@@ -129,13 +129,8 @@ case $me in
 
     # VM 2 powers off: its switch port's link goes down, the switch sends
     # the SM trap 128, and the SM's sweep drops VM 2 from the fabric.
-    for _ in $(seq 1 120); do
-        grep -aEq "num:128 .*from LID:$sw_lid " /var/log/opensm.log && break
-        sleep 1
-    done
-    grep -aEq "num:128 .*from LID:$sw_lid " /var/log/opensm.log ||
-        fail "opensm logged no trap 128 from the switch"
-    log "opensm: $(grep -a -m1 -oE 'Received Generic Notice.*num:128 .*' /var/log/opensm.log)"
+    line=$(ib_sm_trap 128 "$sw_lid" 120) || fail "opensm logged no trap 128 from the switch"
+    log "opensm: $line"
     for _ in $(seq 1 120); do
         [ "$(timeout 30 saquery -N 2>/dev/null | grep -c NodeRecord)" = 3 ] && break
         sleep 1
