@@ -993,6 +993,10 @@ static void rnic_resp_ud(RnicState *s, RnicQP *qp, const RnicPkt *p,
     if (qp->type != RNIC_QPT_SMI && p->deth.qkey != want_qkey) {
         trace_rnic_tp_rx_drop(qp->qpn, "qkey mismatch");
         s->cnt[RNIC_CNT_RX_DROPPED]++;
+        if (p->ib) {
+            rnic_ib_qkey_violation(s, p->ib_slid, p->ib_sl, p->deth.src_qp,
+                                   p->deth.qkey, qp->type == RNIC_QPT_GSI);
+        }
         return;
     }
     if (rnic_resp_get_rwqe(s, qp) != RNIC_RWQE_OK) {

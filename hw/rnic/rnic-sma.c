@@ -300,19 +300,35 @@ static void sma_trap_bad_mkey(RnicState *s, const uint8_t *mad, uint16_t slid)
     }
 }
 
-void rnic_ib_trap_bad_pkey(RnicState *s, uint16_t slid, uint8_t sl,
-                           uint32_t src_qp, uint16_t pkey)
+/* Traps 257 and 258 share a layout: who sent what to QP1 with which key. */
+static void sma_trap_bad_key(RnicState *s, uint16_t num, uint16_t slid,
+                             uint8_t sl, uint32_t src_qp, uint32_t key)
 {
-    uint8_t *d = sma_trap(s, RNIC_NOTICE_TYPE_SECURITY, RNIC_TRAP_BAD_PKEY);
+    uint8_t *d = sma_trap(s, RNIC_NOTICE_TYPE_SECURITY, num);
 
     if (!d) {
         return;
     }
     stw_be_p(d + 2, slid);                          /* LID1: the sender */
     stw_be_p(d + 4, s->ibp.lid);                    /* LID2: this port */
-    stl_be_p(d + 6, pkey);
+    stl_be_p(d + 6, key);
     stl_be_p(d + 10, (uint32_t)sl << 28 | (src_qp & 0xffffff));
     stl_be_p(d + 14, 1);                            /* QP2: the GSI QP */
+}
+
+void rnic_ib_trap_bad_pkey(RnicState *s, uint16_t slid, uint8_t sl,
+                           uint32_t src_qp, uint16_t pkey)
+{
+    sma_trap_bad_key(s, RNIC_TRAP_BAD_PKEY, slid, sl, src_qp, pkey);
+}
+
+void rnic_ib_qkey_violation(RnicState *s, uint16_t slid, uint8_t sl,
+                            uint32_t src_qp, uint32_t qkey, bool gsi)
+{
+    s->ibp.qkey_viol = MIN(s->ibp.qkey_viol + 1, UINT16_MAX);
+    if (gsi) {
+        sma_trap_bad_key(s, RNIC_TRAP_BAD_QKEY, slid, sl, src_qp, qkey);
+    }
 }
 
 /* MAD_IFC with RNIC_MAD_IFC_TRAP: the oldest trap, as a SubnTrap MAD. */

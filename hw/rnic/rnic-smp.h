@@ -159,6 +159,7 @@
 #define RNIC_TRAP_LOCAL_CHANGES     144
 #define RNIC_TRAP_BAD_MKEY          256
 #define RNIC_TRAP_BAD_PKEY          257
+#define RNIC_TRAP_BAD_QKEY          258
 /* Trap 144's details: LocalChanges and ChangeFlags. */
 #define RNIC_TRAP144_OTHER_LOCAL    0x01
 #define RNIC_TRAP144_NODE_DESC      0x0001

@@ -624,6 +624,9 @@ void rnic_ib_port_gid(RnicState *s, uint8_t gid[16]);
 /* Trap 257 for a GSI packet whose P_Key the port refused. */
 void rnic_ib_trap_bad_pkey(RnicState *s, uint16_t slid, uint8_t sl,
                            uint32_t src_qp, uint16_t pkey);
+/* A datagram's Q_Key refused: PortInfo counts it; on QP1, trap 258. */
+void rnic_ib_qkey_violation(RnicState *s, uint16_t slid, uint8_t sl,
+                            uint32_t src_qp, uint32_t qkey, bool gsi);
 
 /* rnic-inject.c: hooks where the armed faults take effect. */
 void rnic_inject_init(RnicState *s);    /* realize */

@@ -492,6 +492,7 @@ static void test_reset(void *obj, void *data, QGuestAllocator *alloc)
 #define IB_UD_QKEY      0x11223344u
 #define GRH_SLOT        40              /* a UD buffer's first bytes */
 #define PI_PKEY_VIOL    46
+#define PI_QKEY_VIOL    48
 #define PKEY_TABLE      32              /* the P_Key table's entries */
 
 /* What the test puts on, or reads off, the wire. */
@@ -991,10 +992,26 @@ static void test_ib_drops(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(ldl_be_p(d + 10), ==, 5u << 28 | 0x33);   /* SL, QP */
     g_assert_cmphex(ldl_be_p(d + 14), ==, 1);
     g_assert_false(ibt_take_trap(&t, &r));
+
+    /* Q_Keys: QP1 takes only the GSI one; both count, QP1's is trapped. */
+    f.pkey = 0xffff;
+    stl_be_p(f.ext, 0x1234);
+    ib_send(&t, &f);
     f.dqpn = qp.qpn;
+    ib_send(&t, &f);
+    qrnic_settle(t.e.r);
+    ibt_port_info(&t, &r);
+    g_assert_cmpuint(lduw_be_p(r.b + M_DATA + PI_QKEY_VIOL), ==, 2);
+    g_assert_true(ibt_take_trap(&t, &r));
+    ibt_assert_trap(&r, 2, 258, OUR_LID);
+    d = r.b + M_DATA + 10;
+    g_assert_cmphex(lduw_be_p(d + 2), ==, PEER_LID);
+    g_assert_cmphex(ldl_be_p(d + 6), ==, 0x1234);
+    g_assert_cmphex(ldl_be_p(d + 10), ==, 5u << 28 | 0x33);
+    g_assert_false(ibt_take_trap(&t, &r));
+    stl_be_p(f.ext, IB_UD_QKEY);
 
     /* Broken CRCs. */
-    f.pkey = 0xffff;
     f.bad_icrc = true;
     ib_send(&t, &f);
     f.bad_icrc = false;
@@ -1010,16 +1027,17 @@ static void test_ib_drops(void *obj, void *data, QGuestAllocator *alloc)
     qrnic_settle(t.e.r);
 
     g_assert_false(qrnic_cq_poll(t.e.r, &t.e.cq, &cqe));
-    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 0);
+    /* Only the two with a wrong Q_Key reached a QP. */
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 2);
     /* The RoCE frame was dropped: an IB port has no Ethernet function. */
-    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_DROPPED), ==, 10);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_DROPPED), ==, 12);
 
     /* And a good packet still gets through. */
     ib_send(&t, &f);
     g_assert_true(qrnic_cq_wait(t.e.r, &t.e.cq, &cqe, QRNIC_TIMEOUT_MS));
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x901);
     g_assert_cmpuint(cqe.status, ==, RNIC_WC_SUCCESS);
-    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 1);
+    g_assert_cmpuint(qrnic_counter(t.e.r, RNIC_CNT_RX_PKTS), ==, 3);
 }
 
 /*
